@@ -1,0 +1,230 @@
+"""The token library: every symbol an expression tree can hold.
+
+A :class:`Token` carries its arity, a vectorised NumPy implementation, the SymPy
+function it exports to and a display form. A :class:`Library` is the ordered
+token set of one search; token ids are indices into it and are what the policy
+sees.
+
+Semantics are the plain mathematical ones. There is no "protected" division,
+logarithm or power: ``log(-1)`` is NaN, ``1/0`` is inf, and a negative base with a
+non-integer exponent is NaN. An expression whose output is not finite on the
+training rows is invalid, so the exported formula always means exactly what was
+evaluated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import sympy
+
+__all__ = [
+    "Token",
+    "Library",
+    "BINARY_OPERATORS",
+    "UNARY_OPERATORS",
+    "DEFAULT_BINARY",
+    "DEFAULT_UNARY",
+    "TRIGONOMETRIC",
+    "INVERSE_PAIRS",
+]
+
+
+@dataclass(frozen=True)
+class Token:
+    """One symbol of the expression grammar.
+
+    Parameters
+    ----------
+    name : str
+        Identifier users pass in ``binary_operators``/``unary_operators``.
+    arity : int
+        Number of children: 2, 1 or 0 (terminal).
+    function : callable or None
+        Vectorised NumPy implementation for operators; ``None`` for terminals.
+    sympy_function : callable or None
+        Builds the SymPy form from the children's SymPy forms.
+    display : str
+        Format string used for a readable infix form, e.g. ``"sin({})"``.
+    kind : {"binary", "unary", "variable", "one", "constant"}
+        Role of the token.
+    feature : int or None
+        Column of ``X`` for a variable token.
+    """
+
+    name: str
+    arity: int
+    function: Callable[..., np.ndarray] | None
+    sympy_function: Callable[..., sympy.Expr] | None
+    display: str
+    kind: str
+    feature: int | None = None
+
+
+def _cube(x):
+    return x * x * x
+
+
+def _sympy_sub(a, b):
+    return a - b
+
+
+def _sympy_div(a, b):
+    return a / b
+
+
+BINARY_OPERATORS: dict[str, Token] = {
+    t.name: t
+    for t in (
+        Token("add", 2, np.add, lambda a, b: a + b, "({} + {})", "binary"),
+        Token("sub", 2, np.subtract, _sympy_sub, "({} - {})", "binary"),
+        Token("mul", 2, np.multiply, lambda a, b: a * b, "({} * {})", "binary"),
+        Token("div", 2, np.divide, _sympy_div, "({} / {})", "binary"),
+        Token("pow", 2, np.power, lambda a, b: a**b, "({} ^ {})", "binary"),
+    )
+}
+
+UNARY_OPERATORS: dict[str, Token] = {
+    t.name: t
+    for t in (
+        Token("sin", 1, np.sin, sympy.sin, "sin({})", "unary"),
+        Token("cos", 1, np.cos, sympy.cos, "cos({})", "unary"),
+        Token("tan", 1, np.tan, sympy.tan, "tan({})", "unary"),
+        Token("log", 1, np.log, sympy.log, "log({})", "unary"),
+        Token("sqrt", 1, np.sqrt, sympy.sqrt, "sqrt({})", "unary"),
+        Token("exp", 1, np.exp, sympy.exp, "exp({})", "unary"),
+        Token("square", 1, np.square, lambda a: a**2, "({})^2", "unary"),
+        Token("cube", 1, _cube, lambda a: a**3, "({})^3", "unary"),
+        Token("neg", 1, np.negative, lambda a: -a, "-({})", "unary"),
+        Token("inv", 1, np.reciprocal, lambda a: 1 / a, "1/({})", "unary"),
+        Token("tanh", 1, np.tanh, sympy.tanh, "tanh({})", "unary"),
+        Token("abs", 1, np.abs, sympy.Abs, "|{}|", "unary"),
+    )
+}
+
+#: The paper's SRBench operator set (appendix table of hyper-parameters).
+DEFAULT_BINARY: tuple[str, ...] = ("add", "sub", "mul", "div", "pow")
+DEFAULT_UNARY: tuple[str, ...] = ("sin", "cos", "log", "sqrt", "exp")
+
+#: Operators that may not appear below one another (a DSO prior).
+TRIGONOMETRIC: frozenset[str] = frozenset({"sin", "cos", "tan"})
+
+#: (parent, child) pairs that undo each other and so are never generated.
+INVERSE_PAIRS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("exp", "log"),
+        ("log", "exp"),
+        ("sqrt", "square"),
+        ("square", "sqrt"),
+        ("neg", "neg"),
+        ("inv", "inv"),
+    }
+)
+
+
+def _resolve(names: Iterable[str], table: dict[str, Token], role: str) -> list[Token]:
+    if isinstance(names, str):
+        raise TypeError(f"{role} must be a list of operator names, not the string {names!r}.")
+    tokens = []
+    for name in names:
+        if name not in table:
+            known = ", ".join(sorted(table))
+            raise ValueError(f"Unknown {role[:-1]} {name!r}. Known {role}: {known}.")
+        if table[name] in tokens:
+            raise ValueError(f"{role} lists {name!r} more than once.")
+        tokens.append(table[name])
+    return tokens
+
+
+class Library:
+    """The ordered token set of one search.
+
+    Token order is: binary operators, unary operators, the input variables
+    ``x0 … x{n-1}``, the literal ``1`` and the constant token ``c``. Token ids are
+    indices into :attr:`tokens`.
+
+    Parameters
+    ----------
+    n_features : int
+        Number of input variables.
+    binary_operators, unary_operators : sequence of str
+        Operator names; see :data:`BINARY_OPERATORS` and :data:`UNARY_OPERATORS`.
+    use_constants : bool
+        Include the constant token ``c`` whose value is fitted.
+    use_one : bool
+        Include the literal ``1``.
+    """
+
+    def __init__(
+        self,
+        n_features: int,
+        binary_operators: Sequence[str] = DEFAULT_BINARY,
+        unary_operators: Sequence[str] = DEFAULT_UNARY,
+        use_constants: bool = True,
+        use_one: bool = True,
+    ) -> None:
+        if int(n_features) < 1:
+            raise ValueError(f"A library needs at least one input variable, got {n_features}.")
+        binary = _resolve(binary_operators, BINARY_OPERATORS, "binary_operators")
+        unary = _resolve(unary_operators, UNARY_OPERATORS, "unary_operators")
+        if not binary and not unary:
+            raise ValueError("At least one binary or unary operator is required.")
+        variables = [
+            Token(f"x{i}", 0, None, None, f"x{i}", "variable", feature=i)
+            for i in range(int(n_features))
+        ]
+        terminals = list(variables)
+        if use_one:
+            terminals.append(Token("1", 0, None, lambda: sympy.Integer(1), "1", "one"))
+        if use_constants:
+            terminals.append(Token("c", 0, None, None, "c", "constant"))
+
+        self.tokens: tuple[Token, ...] = tuple(binary + unary + terminals)
+        self.n_features = int(n_features)
+        self.names: tuple[str, ...] = tuple(t.name for t in self.tokens)
+        self._index = {name: i for i, name in enumerate(self.names)}
+        self.arities = np.array([t.arity for t in self.tokens], dtype=np.int64)
+        kinds = np.array([t.kind for t in self.tokens])
+        self.binary_ids = np.flatnonzero(kinds == "binary")
+        self.unary_ids = np.flatnonzero(kinds == "unary")
+        self.variable_ids = np.flatnonzero(kinds == "variable")
+        self.terminal_ids = np.flatnonzero(self.arities == 0)
+        self.one_id: int | None = self._index.get("1")
+        self.const_id: int | None = self._index.get("c")
+        self.trig_ids = np.array(
+            [i for i, t in enumerate(self.tokens) if t.name in TRIGONOMETRIC], dtype=np.int64
+        )
+        self.inverse_pairs: tuple[tuple[int, int], ...] = tuple(
+            (self._index[p], self._index[c])
+            for p, c in sorted(INVERSE_PAIRS)
+            if p in self._index and c in self._index
+        )
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def __getitem__(self, token_id: int) -> Token:
+        return self.tokens[token_id]
+
+    def __repr__(self) -> str:
+        return f"Library({', '.join(self.names)})"
+
+    def index(self, name: str) -> int:
+        """Token id of ``name`` (``"x0"``, ``"sin"``, ``"c"`` …)."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise ValueError(f"{name!r} is not in this library: {', '.join(self.names)}.") from None
+
+    def encode(self, names: Iterable[str]) -> np.ndarray:
+        """Token ids of a sequence of token names."""
+        return np.array([self.index(n) for n in names], dtype=np.int64)
+
+    @property
+    def constant_like_ids(self) -> np.ndarray:
+        """Ids of the terminals that are not input variables (``1`` and ``c``)."""
+        return np.array(
+            [i for i in (self.one_id, self.const_id) if i is not None], dtype=np.int64
+        )

@@ -1,0 +1,88 @@
+"""Where each node sits in its tree, and the encodings of that place.
+
+The policy generates trees breadth-first (BFS), layer by layer. In a BFS token
+sequence the children of node ``i`` are consecutive and start right after the
+children of every earlier node, so the whole tree structure follows from the
+arities alone (:func:`first_children`).
+
+Each node has the paper's dual index (depth ``d``, horizontal ``h``), appendix
+Algorithms 2–3: the root is ``(1, 1/2)``; a child at depth ``d + 1`` sits at
+``h ∓ 1/2^(d+1)`` (left −, right +); a unary operator's only child takes the left
+slot. Two encodings turn a place into ``E`` channels:
+
+* :func:`dual_indexed_encoding` — the paper's DPE, eq. (3)–(6): sin/cos of
+  ``d / 10000^(4i/E)`` in the first half of the channels and sin/cos of
+  ``h / 10^(4j/E)`` in the second half;
+* :func:`sequence_encoding` — the standard sinusoidal encoding of the BFS index
+  (the paper's "Drop DPE" ablation).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+__all__ = [
+    "first_children",
+    "tree_positions",
+    "child_position",
+    "dual_indexed_encoding",
+    "sequence_encoding",
+]
+
+
+def first_children(arities: np.ndarray) -> np.ndarray:
+    """BFS index of the first child of every node (meaningless for terminals)."""
+    arities = np.asarray(arities, dtype=np.int64)
+    return 1 + np.concatenate(([0], np.cumsum(arities)[:-1]))
+
+
+def child_position(depth, horizontal, slot):
+    """Dual index of the child in ``slot`` (0 = left/only, 1 = right) of a node.
+
+    Works elementwise on NumPy arrays and torch tensors alike.
+    """
+    child_depth = depth + 1
+    sign = 2 * slot - 1  # left −, right +
+    return child_depth, horizontal + sign * 0.5**child_depth
+
+
+def tree_positions(arities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Depth ``d`` (root 1) and horizontal position ``h`` (root 1/2) of each BFS node."""
+    arities = np.asarray(arities, dtype=np.int64)
+    n = len(arities)
+    depth = np.ones(n, dtype=np.int64)
+    horizontal = np.full(n, 0.5)
+    first = first_children(arities)
+    for i in range(n):
+        for slot in range(arities[i]):
+            c = first[i] + slot
+            depth[c], horizontal[c] = child_position(depth[i], horizontal[i], slot)
+    return depth, horizontal
+
+
+def _sinusoid(values: torch.Tensor, n_channels: int, base: float, scale: float) -> torch.Tensor:
+    """Interleaved sin/cos of ``values / base^(scale·i/E)`` for ``n_channels`` channels."""
+    pair = torch.arange(n_channels, device=values.device) // 2
+    inv_freq = base ** (-scale * pair.to(values.dtype))
+    angles = values.unsqueeze(-1) * inv_freq  # (..., n_channels)
+    even = (torch.arange(n_channels, device=values.device) % 2) == 0
+    return torch.where(even, torch.sin(angles), torch.cos(angles))
+
+
+def dual_indexed_encoding(
+    depth: torch.Tensor, horizontal: torch.Tensor, embedding_dim: int
+) -> torch.Tensor:
+    """The paper's DPE(d, h), eq. (3)–(6).  Shapes: (...) → (..., E)."""
+    depth_channels = (embedding_dim + 1) // 2
+    width_channels = embedding_dim - depth_channels
+    scale = 4.0 / embedding_dim  # the paper's exponent 4i/E
+    dtype = torch.get_default_dtype()
+    d = _sinusoid(depth.to(dtype), depth_channels, 10000.0, scale)
+    h = _sinusoid(horizontal.to(dtype), width_channels, 10.0, scale)
+    return torch.cat([d, h], dim=-1)
+
+
+def sequence_encoding(index: torch.Tensor, embedding_dim: int) -> torch.Tensor:
+    """Standard sinusoidal encoding of the BFS index.  Shapes: (...) → (..., E)."""
+    return _sinusoid(index.to(torch.get_default_dtype()), embedding_dim, 10000.0, 2.0 / embedding_dim)
