@@ -4,4 +4,13 @@ from ._version import __version__
 from .expression import Expression
 from .library import Library
 
-__all__ = ["__version__", "Expression", "Library"]
+__all__ = ["__version__", "CADSRRegressor", "Expression", "Library"]
+
+
+def __getattr__(name: str):
+    # Import the estimator (and torch) on first use, so `import cadsr_sklearn` stays light.
+    if name == "CADSRRegressor":
+        from .estimator import CADSRRegressor
+
+        return CADSRRegressor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,16 +11,23 @@ of the ``k``-th ``c`` met in that order.
 
 from __future__ import annotations
 
+import math
+from collections import deque
+from fractions import Fraction
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import sympy
 
 from .library import Library
-from .positions import first_children, tree_positions
+from .positions import tree_positions
 
 __all__ = ["Expression", "Node", "is_complete", "sympy_complexity", "simplified_complexity"]
+
+# The literal ``1`` as a NumPy scalar, so that variable-free subtrees are computed
+# by the same ufunc loops whether they hold ``1`` or ``c``.
+_ONE = np.float64(1.0)
 
 
 @dataclass
@@ -31,13 +38,52 @@ class Node:
     children: list["Node"] = field(default_factory=list)
 
 
+def _token_ids(tokens: Sequence[int]) -> tuple[int, ...]:
+    """Token ids as a tuple of Python ints (from a list, NumPy array or tensor)."""
+    if isinstance(tokens, np.ndarray):
+        tokens = tokens.tolist()
+    ids = tuple(int(t) for t in tokens)
+    if any(i != t for i, t in zip(ids, tokens)):
+        raise ValueError(f"Token ids must be integers, got {list(tokens)}.")
+    return ids
+
+
+def _first_children(tokens: tuple[int, ...], library: Library) -> tuple[list[int] | None, str]:
+    """BFS index of every node's first child, or ``None`` and why the tree is malformed."""
+    arity = library._arity_list
+    n_tokens = len(arity)
+    if not tokens:
+        return None, "the sequence is empty"
+    first = [0] * len(tokens)
+    allocated = 1  # nodes the tree has room for so far: the root + the children seen
+    for i, t in enumerate(tokens):
+        if not 0 <= t < n_tokens:
+            return None, f"token id {t} at position {i} is not in the library (ids 0..{n_tokens - 1})"
+        if i >= allocated:
+            return None, f"the tree is complete after {i} token(s), but {len(tokens) - i} more token(s) follow"
+        first[i] = allocated
+        allocated += arity[t]
+    if allocated > len(tokens):
+        return None, f"{allocated - len(tokens)} child slot(s) are still open after the last token"
+    return first, ""
+
+
 def is_complete(tokens: Sequence[int], library: Library) -> bool:
-    """Whether a BFS token sequence is exactly one complete tree."""
-    arities = library.arities[np.asarray(tokens, dtype=np.int64)]
-    if len(arities) == 0:
+    """Whether a BFS token sequence is exactly one complete tree of ``library`` tokens."""
+    try:
+        ids = _token_ids(tokens)
+    except (TypeError, ValueError):
         return False
-    open_slots = 1 + np.cumsum(arities - 1)
-    return bool(open_slots[-1] == 0 and np.all(open_slots[:-1] > 0))
+    return _first_children(ids, library)[0] is not None
+
+
+class _Plan(NamedTuple):
+    """How to evaluate one tree structure; independent of X and of the constants."""
+
+    variables: tuple[tuple[int, int], ...]  # (node, feature column)
+    constants: tuple[int, ...]  # node of each c, in BFS order
+    ones: tuple[int, ...]  # nodes holding the literal 1
+    ops: tuple[tuple, ...]  # (function, node, left child, right child or -1), children first
 
 
 class Expression:
@@ -53,26 +99,35 @@ class Expression:
         One value per constant token, in BFS order. Defaults to ones.
     """
 
-    __slots__ = ("tokens", "library", "constants", "_first", "_key")
+    __slots__ = ("tokens", "library", "constants", "_first", "_key", "_n_constants", "_plan")
 
     def __init__(
         self, tokens: Sequence[int], library: Library, constants: Sequence[float] | None = None
     ) -> None:
-        tokens = tuple(int(t) for t in tokens)
-        if not is_complete(tokens, library):
-            names = [library.names[t] for t in tokens]
-            raise ValueError(f"Tokens {names} (BFS order) do not form one complete tree.")
+        tokens = _token_ids(tokens)
+        first, why = _first_children(tokens, library)
+        if first is None:
+            names = [library.names[t] if 0 <= t < len(library) else t for t in tokens]
+            raise ValueError(f"Tokens {names} (BFS order) do not form one complete tree: {why}.")
         self.tokens = tokens
         self.library = library
-        self._first = first_children(library.arities[list(tokens)])
+        self._first = first
         self._key = tokens
-        n_const = self.n_constants
+        self._n_constants = tokens.count(library.const_id) if library.const_id is not None else 0
+        self._plan: _Plan | None = None
+        self.constants = self._constant_values(constants, default=True)
+
+    def _constant_values(self, constants, default: bool = False) -> np.ndarray:
         if constants is None:
-            constants = np.ones(n_const)
+            return np.ones(self._n_constants) if default else self.constants
         constants = np.asarray(constants, dtype=np.float64).reshape(-1)
-        if len(constants) != n_const:
-            raise ValueError(f"Expected {n_const} constant values, got {len(constants)}.")
-        self.constants = constants
+        if len(constants) != self._n_constants:
+            raise ValueError(f"Expected {self._n_constants} constant values, got {len(constants)}.")
+        return constants
+
+    def __reduce__(self):
+        # Pickle the definition only; the evaluation plan is rebuilt on demand.
+        return (Expression, (self.tokens, self.library, self.constants))
 
     # ------------------------------------------------------------------ views
     @property
@@ -88,21 +143,27 @@ class Expression:
 
     @property
     def n_constants(self) -> int:
-        cid = self.library.const_id
-        return 0 if cid is None else sum(1 for t in self.tokens if t == cid)
+        """Number of constant tokens ``c``."""
+        return self._n_constants
 
     @property
     def complexity(self) -> int:
         """The paper's BIC complexity ``k`` = number of nodes + number of constants."""
-        return len(self.tokens) + self.n_constants
+        return len(self.tokens) + self._n_constants
 
     def with_constants(self, constants: Sequence[float]) -> "Expression":
         """A copy holding other constant values."""
-        return Expression(self.tokens, self.library, constants)
+        new = object.__new__(Expression)
+        # The structure is already validated; share it (and the evaluation plan).
+        new.tokens, new.library, new._first, new._key = self.tokens, self.library, self._first, self._key
+        new._n_constants, new._plan = self._n_constants, self._plan
+        new.constants = self._constant_values(constants)
+        return new
 
     def children(self, i: int) -> range:
         """BFS indices of the children of node ``i``."""
-        return range(self._first[i], self._first[i] + self.library.arities[self.tokens[i]])
+        first = self._first[i]
+        return range(first, first + self.library._arity_list[self.tokens[i]])
 
     def positions(self) -> tuple[np.ndarray, np.ndarray]:
         """Dual index (depth, horizontal) of every node, in BFS order."""
@@ -149,11 +210,16 @@ class Expression:
         cls, root: Node, library: Library, constants: Sequence[float] | None = None
     ) -> "Expression":
         """Build from a tree; ``constants`` are in BFS order."""
-        tokens, queue = [], [root]
+        tokens, queue = [], deque([root])
         while queue:
-            node = queue.pop(0)
+            node = queue.popleft()
+            if not 0 <= node.token < len(library):
+                raise ValueError(f"Token id {node.token} is not in the library (ids 0..{len(library) - 1}).")
             if len(node.children) != library.arities[node.token]:
-                raise ValueError(f"Node {library.names[node.token]!r} has the wrong number of children.")
+                raise ValueError(
+                    f"Node {library.names[node.token]!r} has {len(node.children)} children, "
+                    f"expected {library.arities[node.token]}."
+                )
             tokens.append(node.token)
             queue.extend(node.children)
         return cls(tokens, library, constants)
@@ -166,24 +232,36 @@ class Expression:
         constants: Sequence[float] | None = None,
     ) -> "Expression":
         """Build from preorder token ids; ``constants`` are in preorder."""
-        prefix = [int(t) for t in prefix]
-        pos = 0
-
-        def build() -> Node:
-            nonlocal pos
-            if pos >= len(prefix):
-                raise ValueError("Prefix sequence ends before the tree is complete.")
-            node = Node(prefix[pos])
-            pos += 1
-            node.children = [build() for _ in range(library.arities[node.token])]
-            return node
-
-        root = build()
-        if pos != len(prefix):
-            raise ValueError("Prefix sequence has tokens after a complete tree.")
+        prefix = _token_ids(prefix)
+        arity = library._arity_list
+        root = None
+        open_nodes: list[Node] = []  # nodes still missing children, innermost last
+        for pos, t in enumerate(prefix):
+            if not 0 <= t < len(arity):
+                raise ValueError(f"Token id {t} at position {pos} is not in the library (ids 0..{len(arity) - 1}).")
+            node = Node(t)
+            if open_nodes:
+                parent = open_nodes[-1]
+                parent.children.append(node)
+                if len(parent.children) == arity[parent.token]:
+                    open_nodes.pop()
+            elif root is None:
+                root = node
+            else:
+                raise ValueError(
+                    f"Prefix sequence has tokens after a complete tree (from position {pos})."
+                )
+            if arity[t]:
+                open_nodes.append(node)
+        if root is None:
+            raise ValueError("Prefix sequence is empty.")
+        if open_nodes:
+            raise ValueError("Prefix sequence ends before the tree is complete.")
         expr = cls.from_tree(root, library)
         if constants is not None:
-            constants = np.asarray(constants, dtype=np.float64)
+            constants = np.asarray(constants, dtype=np.float64).reshape(-1)
+            if len(constants) != expr.n_constants:
+                raise ValueError(f"Expected {expr.n_constants} constant values, got {len(constants)}.")
             bfs = np.empty_like(constants)
             bfs[expr._constant_order_prefix()] = constants
             expr = expr.with_constants(bfs)
@@ -192,48 +270,92 @@ class Expression:
     @classmethod
     def from_names(cls, names: Sequence[str], library: Library, constants=None, order="bfs"):
         """Build from token names, e.g. ``["add", "x0", "c"]`` (``order`` "bfs" or "prefix")."""
+        if order not in ("bfs", "prefix"):
+            raise ValueError(f"order must be 'bfs' or 'prefix', got {order!r}.")
         ids = library.encode(names)
         if order == "prefix":
             return cls.from_prefix(ids, library, constants)
         return cls(ids, library, constants)
 
     # ------------------------------------------------------------- evaluation
+    def _compile(self) -> _Plan:
+        """Resolve every node to its role once, so evaluation loops over plain tuples."""
+        lib = self.library.tokens
+        first = self._first
+        variables, constants, ones, ops = [], [], [], []
+        for i in range(len(self.tokens) - 1, -1, -1):
+            tok = lib[self.tokens[i]]
+            if tok.arity == 2:
+                ops.append((tok.function, i, first[i], first[i] + 1))
+            elif tok.arity == 1:
+                ops.append((tok.function, i, first[i], -1))
+            elif tok.kind == "variable":
+                variables.append((i, tok.feature))
+            elif tok.kind == "constant":
+                constants.append(i)
+            else:
+                ones.append(i)
+        constants.reverse()  # collected backwards; constants are numbered in BFS order
+        self._plan = _Plan(tuple(variables), tuple(constants), tuple(ones), tuple(ops))
+        return self._plan
+
     def evaluate(self, X: np.ndarray, constants: Sequence[float] | None = None) -> np.ndarray:
         """Output on the rows of ``X`` (n_samples, n_features), float64, shape (n_samples,).
 
         Non-finite values are returned as they arise (NaN for a log of a
         negative, inf for a division by zero); no warning is emitted.
+        ``constants`` (BFS order) overrides :attr:`constants` for this call.
         """
         X = np.asarray(X, dtype=np.float64)
-        values = self.constants if constants is None else np.asarray(constants, dtype=np.float64)
-        lib = self.library.tokens
-        tokens = self.tokens
-        first = self._first
-        out: list = [None] * len(tokens)
-        k = self.n_constants
+        if X.ndim != 2 or X.shape[1] != self.library.n_features:
+            raise ValueError(
+                f"X must have shape (n_samples, {self.library.n_features}), got {X.shape}."
+            )
+        values = self._constant_values(constants)
+        plan = self._plan or self._compile()
+        out: list = [None] * len(self.tokens)
+        # Column views, no copy: a contiguous copy of X.T measured no faster overall
+        # (faster ufunc loops at the leaves, paid back by the copy and cache traffic).
+        columns = X.T  # (n_features, n_samples)
+        for node, feature in plan.variables:
+            out[node] = columns[feature]
+        for node, value in zip(plan.constants, values):
+            out[node] = value
+        for node in plan.ones:
+            out[node] = _ONE
         with np.errstate(all="ignore"):
-            for i in range(len(tokens) - 1, -1, -1):
-                tok = lib[tokens[i]]
-                if tok.arity == 2:
-                    out[i] = tok.function(out[first[i]], out[first[i] + 1])
-                elif tok.arity == 1:
-                    out[i] = tok.function(out[first[i]])
-                elif tok.kind == "variable":
-                    out[i] = X[:, tok.feature]
-                elif tok.kind == "constant":
-                    k -= 1  # walking backwards, so constants are met in reverse BFS order
-                    out[i] = values[k]
-                else:
-                    out[i] = 1.0
-            result = out[0]
-        result = np.asarray(result, dtype=np.float64)
-        if result.shape != (X.shape[0],):
-            result = np.broadcast_to(result, (X.shape[0],)).copy()
+            for function, node, a, b in plan.ops:
+                out[node] = function(out[a]) if b < 0 else function(out[a], out[b])
+        result = out[0]
+        if not plan.ops and plan.variables:
+            return result.copy()  # a lone variable: don't hand out a view of the input
+        if np.ndim(result) == 0:  # no variable below the root: a scalar
+            return np.full(X.shape[0], result, dtype=np.float64)
         return result
 
     def is_valid_on(self, X: np.ndarray) -> bool:
         """Whether the output is finite on every row of ``X``."""
         return bool(np.all(np.isfinite(self.evaluate(X))))
+
+    def _variable_free_values(self, values: np.ndarray, fold_constants: bool) -> list:
+        """Value of every subtree without a variable (``None`` elsewhere), as :meth:`evaluate`
+        computes it. With ``fold_constants`` false, subtrees holding a ``c`` count as
+        variable too."""
+        plan = self._plan or self._compile()
+        out: list = [None] * len(self.tokens)
+        if fold_constants:
+            for node, value in zip(plan.constants, values):
+                out[node] = value
+        for node in plan.ones:
+            out[node] = _ONE
+        with np.errstate(all="ignore"):
+            for function, node, a, b in plan.ops:
+                if b < 0:
+                    if out[a] is not None:
+                        out[node] = function(out[a])
+                elif out[a] is not None and out[b] is not None:
+                    out[node] = function(out[a], out[b])
+        return out
 
     # ----------------------------------------------------------------- export
     def to_sympy(
@@ -246,26 +368,41 @@ class Expression:
 
         Constants become their fitted floats, or symbols ``c0, c1…`` (BFS
         numbering) when ``symbolic_constants`` is true.
+
+        Every subtree without a variable is replaced by the number
+        :meth:`evaluate` computes for it (an exact integer or small fraction
+        when the subtree holds no ``c`` and the value is one). SymPy's own
+        arithmetic would differ where float64 does not reach: it has no overflow
+        (``exp(exp(10))`` stays finite), turns ``1/0.0`` into ``zoo`` and
+        ``sqrt(-2.0)`` into an imaginary number, so e.g. ``exp(-1/(c - c))``
+        would export as ``nan`` while it evaluates to ``0``. Folding keeps the
+        exported formula meaning what was evaluated.
         """
         lib = self.library
         names = feature_names if feature_names is not None else [f"x{i}" for i in range(lib.n_features)]
         if len(names) != lib.n_features:
             raise ValueError(f"Expected {lib.n_features} feature names, got {len(names)}.")
         symbols = [sympy.Symbol(str(n)) for n in names]
-        values = self.constants if constants is None else np.asarray(constants, dtype=np.float64)
+        values = self._constant_values(constants)
+        folded = self._variable_free_values(values, fold_constants=not symbolic_constants)
+        cid = lib.const_id
         out: list = [None] * len(self.tokens)
-        k = self.n_constants
+        holds_c = [False] * len(self.tokens)
+        k = self._n_constants
         for i in range(len(self.tokens) - 1, -1, -1):
             tok = lib[self.tokens[i]]
-            if tok.arity:
-                out[i] = tok.sympy_function(*(out[c] for c in self.children(i)))
+            kids = self.children(i)
+            holds_c[i] = self.tokens[i] == cid or any(holds_c[c] for c in kids)
+            if tok.kind == "constant":
+                k -= 1
+            if folded[i] is not None:
+                out[i] = _sympy_number(folded[i], exact=not holds_c[i])
+            elif tok.arity:
+                out[i] = _apply_sympy(tok, [out[c] for c in kids], [folded[c] for c in kids])
             elif tok.kind == "variable":
                 out[i] = symbols[tok.feature]
-            elif tok.kind == "constant":
-                k -= 1
-                out[i] = sympy.Symbol(f"c{k}") if symbolic_constants else sympy.Float(values[k])
-            else:
-                out[i] = sympy.Integer(1)
+            else:  # a constant left symbolic
+                out[i] = sympy.Symbol(f"c{k}")
         return out[0]
 
     def latex(self, feature_names: Sequence[str] | None = None, precision: int = 4) -> str:
@@ -279,7 +416,7 @@ class Expression:
         lib = self.library
         names = feature_names if feature_names is not None else [f"x{i}" for i in range(lib.n_features)]
         out: list = [None] * len(self.tokens)
-        k = self.n_constants
+        k = self._n_constants
         for i in range(len(self.tokens) - 1, -1, -1):
             tok = lib[self.tokens[i]]
             if tok.arity:
@@ -292,6 +429,58 @@ class Expression:
             else:
                 out[i] = "1"
         return out[0]
+
+
+def _apply_sympy(tok, args: list, values: list) -> sympy.Expr:
+    """``tok.sympy_function(*args)``, except where SymPy's arithmetic is not float64's.
+
+    ``values`` holds the float64 value of each argument that was folded (else None).
+    Arguments can be numbers without having been folded, when SymPy cancels a
+    subtree with variables (``x1 - x1`` is ``0``, ``x0/x0`` is ``1``). SymPy then
+    makes ``x/0``, ``log(0)`` and ``0**-1`` the unsigned ``zoo`` (which NumPy cannot
+    even print) and ``cos(oo)`` an interval; float64 says ``x/0 = x*inf`` (NaN at
+    ``x = 0``), ``log(0) = -inf``, ``0**-1 = inf``, ``cos(inf) = nan``. So an
+    operator on numbers only is computed as :meth:`Expression.evaluate` would,
+    ``x/0`` becomes ``x*oo``, and a power of a NaN, which float64 can swallow
+    (``1**nan = nan**0 = 1``), is spelled out.
+    """
+    name = tok.name
+    if all(a.is_number for a in args):
+        try:
+            floats = [float(a) if v is None else float(v) for a, v in zip(args, values)]
+        except TypeError:  # a complex SymPy number: leave it to SymPy
+            floats = None
+        if floats is not None:
+            with np.errstate(all="ignore"):
+                value = tok.function(*(np.float64(f) for f in floats))
+            return _sympy_number(value, exact=all(a.is_Rational for a in args))
+    if name in ("div", "inv") and args[-1].is_number and args[-1].is_zero:
+        # Only a folded zero knows its sign; x/(-0.0) = -x*inf.
+        negative = values[-1] is not None and math.copysign(1.0, values[-1]) < 0
+        inf = -sympy.oo if negative else sympy.oo
+        return inf if name == "inv" else args[0] * inf
+    if name == "pow":
+        base, exponent = args
+        if exponent is sympy.nan:
+            return sympy.Piecewise((1, sympy.Eq(base, 1)), (sympy.nan, True))
+        if base is sympy.nan:
+            return sympy.Piecewise((1, sympy.Eq(exponent, 0)), (sympy.nan, True))
+    return tok.sympy_function(*args)
+
+
+def _sympy_number(value: float, exact: bool) -> sympy.Expr:
+    """SymPy number for a float64 ``value``; a Rational if ``exact`` and it is one."""
+    value = float(value)
+    if math.isnan(value):
+        return sympy.nan
+    if math.isinf(value):
+        return sympy.oo if value > 0 else -sympy.oo
+    if exact and abs(value) < 2**53:
+        # Subtrees of the literal 1 only, e.g. 1 + 1 or 1/(1 + 1 + 1): show 2, 1/3.
+        ratio = Fraction(value).limit_denominator(1000)
+        if float(ratio) == value:
+            return sympy.Rational(ratio.numerator, ratio.denominator)
+    return sympy.Float(value)
 
 
 def sympy_complexity(expr: sympy.Expr) -> int:

@@ -32,9 +32,13 @@ __all__ = [
 
 
 def first_children(arities: np.ndarray) -> np.ndarray:
-    """BFS index of the first child of every node (meaningless for terminals)."""
+    """BFS index of the first child of every node (meaningless for terminals).
+
+    Node ``i``'s children are ``first[i] … first[i] + arities[i] - 1``: the root
+    is node 0, and the children of earlier nodes come first.
+    """
     arities = np.asarray(arities, dtype=np.int64)
-    return 1 + np.concatenate(([0], np.cumsum(arities)[:-1]))
+    return 1 + np.cumsum(arities) - arities
 
 
 def child_position(depth, horizontal, slot):
@@ -48,17 +52,34 @@ def child_position(depth, horizontal, slot):
 
 
 def tree_positions(arities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Depth ``d`` (root 1) and horizontal position ``h`` (root 1/2) of each BFS node."""
-    arities = np.asarray(arities, dtype=np.int64)
+    """Depth ``d`` (root 1) and horizontal position ``h`` (root 1/2) of each BFS node.
+
+    Appendix Algorithms 2–3, walked in BFS order instead of recursively: a
+    parent always precedes its children, so its place is known when theirs is
+    set. ``arities`` may also be a BFS *prefix* of a tree (children not yet
+    generated are skipped), as the sampler holds while it builds a tree.
+    ``h`` is a dyadic rational with at most ``d`` bits, so it is exact in float64.
+
+    Returns
+    -------
+    depth : ndarray of int64, shape (n,)
+    horizontal : ndarray of float64, shape (n,)
+    """
+    arities = [int(a) for a in np.asarray(arities, dtype=np.int64).reshape(-1)]
     n = len(arities)
-    depth = np.ones(n, dtype=np.int64)
-    horizontal = np.full(n, 0.5)
-    first = first_children(arities)
+    depth = [1] * n
+    horizontal = [0.5] * n
+    child = 1  # BFS index of the next child to place
     for i in range(n):
+        d = depth[i] + 1
+        step = 0.5**d
         for slot in range(arities[i]):
-            c = first[i] + slot
-            depth[c], horizontal[c] = child_position(depth[i], horizontal[i], slot)
-    return depth, horizontal
+            if child >= n:
+                break
+            depth[child] = d
+            horizontal[child] = horizontal[i] + (step if slot else -step)  # left −, right +
+            child += 1
+    return np.array(depth, dtype=np.int64), np.array(horizontal, dtype=np.float64)
 
 
 def _sinusoid(values: torch.Tensor, n_channels: int, base: float, scale: float) -> torch.Tensor:

@@ -1,0 +1,557 @@
+"""Fitting the values of the constant tokens ``c`` (Algorithm 1, "OptimizeConstants").
+
+Every sampled expression with constant tokens has its constants fitted by
+Levenberg–Marquardt (LM) least squares before it is scored, as in the paper.
+Three things make this fast enough to run on every batch:
+
+* **an analytic Jacobian by forward-mode differentiation** through the BFS tree
+  (:data:`_DERIVATIVES`), instead of finite differences. Subtrees are disjoint, so
+  the tangent of a node only carries the constants below it, stacked
+  left-to-right; no dense ``(p, n)`` sum is ever formed;
+* **constant folding of the structure**: subtrees without a constant token do not
+  change while the constants move, so they are evaluated once per expression;
+* **a small LM in NumPy** on the ``p x p`` normal equations (``p <= 10`` here),
+  which avoids the per-call set-up of :func:`scipy.optimize.least_squares`
+  (available as ``solver="scipy"`` for cross-checks).
+
+Fitting uses a random subsample of at most ``const_fit_samples`` rows, drawn once
+per fitter; results are cached by the expression's canonical key for the
+fitter's lifetime.
+
+A fit that fails — non-finite output at every starting point tried, or an
+exception inside — sets all constants of that expression to NaN, so it
+evaluates to NaN and scores ``-inf``; :attr:`ConstantFitter.success_` says which
+fits of the last call failed. No warning ever escapes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from math import sqrt
+from typing import Callable, Sequence
+
+import numpy as np
+from scipy.linalg.lapack import dsyevd
+
+from .expression import Expression
+from .library import Library
+
+__all__ = ["ConstantFitter"]
+
+
+# --------------------------------------------------------------------------- derivatives
+# Partial derivatives of each operator. Unary entries take (a, v) with v = f(a);
+# binary entries take (a, b, v) with v = f(a, b) and return d v / d a (left) and
+# d v / d b (right). Reusing v saves a transcendental call where possible.
+_UNARY_D: dict[str, Callable] = {
+    "sin": lambda a, v: np.cos(a),
+    "cos": lambda a, v: -np.sin(a),
+    "tan": lambda a, v: 1.0 + v * v,
+    "log": lambda a, v: 1.0 / a,
+    "sqrt": lambda a, v: 0.5 / v,
+    "exp": lambda a, v: v,
+    "square": lambda a, v: 2.0 * a,
+    "cube": lambda a, v: 3.0 * a * a,
+    "neg": lambda a, v: -1.0,
+    "inv": lambda a, v: -v * v,
+    "tanh": lambda a, v: 1.0 - v * v,
+    "abs": lambda a, v: np.sign(a),
+}
+
+
+def _pow_db(a, b, v):
+    # d(a^b)/db = a^b ln a; at a = 0 the limit is 0 (for b > 0), not 0 * -inf.
+    return np.where(a == 0, 0.0, v * np.log(a))
+
+
+_BINARY_D: dict[str, tuple[Callable, Callable]] = {
+    "add": (lambda a, b, v: 1.0, lambda a, b, v: 1.0),
+    "sub": (lambda a, b, v: 1.0, lambda a, b, v: -1.0),
+    "mul": (lambda a, b, v: b, lambda a, b, v: a),
+    "div": (lambda a, b, v: 1.0 / b, lambda a, b, v: -v / b),
+    "pow": (lambda a, b, v: b * np.power(a, b - 1.0), _pow_db),
+}
+
+#: Derivative table keyed by token name (used by the forward-mode Jacobian).
+_DERIVATIVES: dict[str, object] = {**_UNARY_D, **_BINARY_D}
+
+
+# --------------------------------------------------------------------------- compiled form
+_ONE = np.ones((1, 1))  # tangent of a constant leaf w.r.t. itself; never written to
+_ID, _NEG = "id", "neg"  # derivative markers that need no multiplication
+
+
+class _Program:
+    """An expression specialised to fixed rows: static subtrees folded, the rest as steps.
+
+    :meth:`values` computes every node's value for constants ``c``;
+    :meth:`tangent` then pushes derivatives up the tree from those values and
+    returns the tangent ``(p, n)`` (or ``(p, 1)`` for a variable-free
+    expression) whose row ``j`` is d output / d ``c[j]``. Constants are numbered
+    in the *internal* order of the root's list, the left-to-right (preorder)
+    order of the ``c`` leaves, so stacking the children's tangents needs no
+    permutation; ``order[j]`` is the BFS number of internal constant ``j``.
+    """
+
+    __slots__ = ("steps", "static", "order", "n_constants")
+
+    def __init__(self, tokens: Sequence[int], table: list, columns: Sequence[np.ndarray]):
+        m = len(tokens)
+        static: list = [None] * m  # value of every subtree without a constant
+        below: list = [None] * m  # c leaves under a dynamic node, left to right; None if static
+        steps = []
+        # Children sit after their parent in BFS order, so one backward walk
+        # sees every child before its parent.
+        first = 1
+        kids_of = [0] * m
+        for i in range(m):
+            kids_of[i] = first
+            first += table[tokens[i]][0]
+        for i in range(m - 1, -1, -1):
+            arity, kind, fn, dl, dr, feature = table[tokens[i]]
+            a = kids_of[i]
+            if arity == 2:
+                b = a + 1
+                la, lb = below[a], below[b]
+                if la is None and lb is None:
+                    static[i] = fn(static[a], static[b])
+                else:
+                    below[i] = (la or []) + (lb or [])
+                    steps.append((2, i, fn, a, b, dl if la is not None else None,
+                                  dr if lb is not None else None))
+            elif arity == 1:
+                if below[a] is None:
+                    static[i] = fn(static[a])
+                else:
+                    below[i] = below[a]
+                    steps.append((1, i, fn, a, None, dl, None))
+            elif kind == "constant":
+                below[i] = [i]
+                steps.append((0, i, None, None, None, None, None))
+            elif kind == "variable":
+                static[i] = columns[feature]
+            else:  # the literal 1
+                static[i] = 1.0
+        leaves = below[0] or []
+        internal = {node: j for j, node in enumerate(leaves)}
+        self.steps = [(0, st[1], None, internal[st[1]], None, None, None) if st[0] == 0 else st
+                      for st in steps]
+        self.static = static
+        bfs_number = {node: k for k, node in enumerate(sorted(leaves))}
+        self.order = np.array([bfs_number[node] for node in leaves], dtype=np.int64)
+        self.n_constants = len(leaves)
+
+    def values(self, c: np.ndarray) -> list:
+        """Value of every node (scalars for variable-free subtrees), root first."""
+        val = list(self.static)
+        for kind, i, fn, a, b, _, _ in self.steps:
+            if kind == 0:
+                val[i] = c[a]
+            elif kind == 1:
+                val[i] = fn(val[a])
+            else:
+                val[i] = fn(val[a], val[b])
+        return val
+
+    def tangent(self, val: list) -> np.ndarray:
+        """d root / d c from the node values of :meth:`values`: (p, n) or (p, 1)."""
+        tan: list = [None] * len(val)
+        for kind, i, _, a, b, dl, dr in self.steps:
+            if kind == 0:
+                tan[i] = _ONE
+            elif kind == 1:
+                tan[i] = -tan[a] if dl is _NEG else tan[a] * dl(val[a], val[i])
+            else:
+                ta = tb = None
+                if dl is not None:
+                    ta = tan[a] if dl is _ID else tan[a] * dl(val[a], val[b], val[i])
+                if dr is not None:
+                    if dr is _ID:
+                        tb = tan[b]
+                    elif dr is _NEG:
+                        tb = -tan[b]
+                    else:
+                        tb = tan[b] * dr(val[a], val[b], val[i])
+                if ta is None:
+                    tan[i] = tb
+                elif tb is None:
+                    tan[i] = ta
+                elif ta.shape[1] == tb.shape[1]:
+                    tan[i] = np.concatenate((ta, tb))
+                else:  # one side is variable-free: (p, 1) next to (p, n)
+                    out = np.empty((ta.shape[0] + tb.shape[0], max(ta.shape[1], tb.shape[1])))
+                    out[: ta.shape[0]] = ta
+                    out[ta.shape[0]:] = tb
+                    tan[i] = out
+        return tan[0]
+
+
+def _token_table(library: Library) -> list:
+    """Per token id: (arity, kind, function, d/d left or unary, d/d right, feature)."""
+    table = []
+    for tok in library.tokens:
+        dl = dr = None
+        if tok.arity == 1:
+            dl = _NEG if tok.name == "neg" else _UNARY_D[tok.name]
+        elif tok.arity == 2:
+            dl, dr = _BINARY_D[tok.name]
+            if tok.name == "add":
+                dl, dr = _ID, _ID
+            elif tok.name == "sub":
+                dl, dr = _ID, _NEG
+        table.append((tok.arity, tok.kind, tok.function, dl, dr, tok.feature))
+    return table
+
+
+# --------------------------------------------------------------------------- LM solvers
+_STALL = (10, 1e-2)
+
+
+def _levenberg_marquardt(program: _Program, target: np.ndarray, sqrt_w, c0: np.ndarray,
+                         max_nfev: int, xtol: float, ftol: float, floor: float,
+                         stall: tuple[int, float] = _STALL):
+    """Minimise ½‖√w·(f(c) − y)‖² from ``c0``: (c, cost), or None if f(c0) is not finite.
+
+    Marquardt's scaled damping (A + μ·D) δ = −g on the normal equations, with D
+    the running maximum of diag(A) (as MINPACK keeps its column norms) and
+    Nielsen's update of μ from the gain ratio. The scaled A is diagonalised once
+    per accepted step, so a rejected step costs one forward pass and no solve.
+    Trial points are evaluated without derivatives; the tangent is pushed only
+    through accepted points. A trial with non-finite output counts as a failed
+    step (more damping), so LM can back away from the edge of the domain.
+    """
+    n = target.shape[0]
+
+    def residual(val):
+        r = val[0] - target
+        if sqrt_w is not None:
+            r = r * sqrt_w
+        if r.shape != (n,):
+            r = np.broadcast_to(r, (n,))
+        return r
+
+    c = np.array(c0, dtype=np.float64)
+    val = program.values(c)
+    r = residual(val)
+    cost = 0.5 * float(r @ r)
+    if not np.isfinite(cost):
+        return None
+    nfev = 1
+    history = [cost]  # cost after each forward pass
+    window, stall = stall
+    mu, nu = 1e-3, 2.0
+    D = None
+    while cost > floor and nfev < max_nfev:
+        T = program.tangent(val)
+        if sqrt_w is not None:
+            T = T * sqrt_w
+        if T.shape[1] != n:
+            T = np.broadcast_to(T, (T.shape[0], n))
+        if not np.isfinite(T).all():
+            T = np.nan_to_num(T, nan=0.0, posinf=0.0, neginf=0.0)
+        A = T @ T.T  # (p, p)
+        g = T @ r  # (p,)
+        diag = A.diagonal()
+        D = diag.copy() if D is None else np.maximum(D, diag)
+        s = 1.0 / np.sqrt(np.where(D > 0, D, 1.0))
+        gs = g * s
+        # Stationary: the Jacobian columns are orthogonal to the residual (MINPACK's gtol).
+        if gs @ gs <= 1e-24 * 2.0 * cost:
+            break
+        if len(g) == 1:  # the common case needs no decomposition
+            lam, Q = diag * s * s, _ONE
+        else:
+            # LAPACK directly: np.linalg.eigh costs 3-5x more on a p x p matrix this small.
+            lam, Q, info = dsyevd(A * s[:, None] * s[None, :], lower=1)
+            if info != 0:
+                break
+            lam = np.maximum(lam, 0.0)
+        qg = Q.T @ gs
+        while True:
+            step = -s * (Q @ (qg / (lam + mu)))
+            c_new = c + step
+            val_new = program.values(c_new)
+            nfev += 1
+            r_new = residual(val_new)
+            cost_new = 0.5 * float(r_new @ r_new)
+            if cost_new < cost:  # False for NaN
+                predicted = 0.5 * float(step @ (mu * D * step - g))
+                rho = (cost - cost_new) / predicted if predicted > 0 else 1.0
+                mu *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
+                nu = 2.0
+                converged = (cost - cost_new <= ftol * cost
+                             or sqrt(step @ step) <= xtol * (sqrt(c @ c) + xtol))
+                c, val, r, cost = c_new, val_new, r_new, cost_new
+                history.append(cost)
+                # Stalled: less than `stall` relative progress over the last
+                # `window` passes. Such fits creep (constants drifting to
+                # infinity) and never reach the top of the batch.
+                if converged or (nfev > window and cost > (1.0 - stall) * history[-window - 1]):
+                    return c, cost
+                break
+            history.append(cost)
+            mu *= nu
+            nu *= 2.0
+            if mu > 1e20 or nfev >= max_nfev:
+                return c, cost
+    return c, cost
+
+
+def _scipy_lm(program: _Program, target, sqrt_w, c0, max_nfev, xtol, ftol, floor, stall=None):
+    """The same problem through :func:`scipy.optimize.least_squares` (MINPACK lmder)."""
+    from scipy.optimize import least_squares
+
+    n = target.shape[0]
+    w = 1.0 if sqrt_w is None else sqrt_w
+
+    def fun(c):
+        r = np.broadcast_to((program.values(c)[0] - target) * w, (n,))
+        return np.where(np.isfinite(r), r, 1e150)  # MINPACK cannot take NaN
+
+    def jac(c):
+        tan = program.tangent(program.values(c)) * w
+        return np.nan_to_num(np.broadcast_to(tan, (tan.shape[0], n)).T, nan=0.0,
+                             posinf=0.0, neginf=0.0)
+
+    if np.any(fun(c0) == 1e150):
+        return None
+    res = least_squares(fun, c0, jac=jac, method="lm", xtol=xtol, ftol=ftol, max_nfev=max_nfev)
+    if not np.all(np.isfinite(res.x)) or np.any(res.fun == 1e150):
+        return None
+    return res.x, float(res.cost)
+
+
+_SOLVERS = {"lm": _levenberg_marquardt, "scipy": _scipy_lm}
+
+
+def _fit_one(tokens, table, columns, target, sqrt_w, starts, options) -> np.ndarray | None:
+    """Best constants (BFS order) over the starting points ``starts`` (r, p), or None.
+
+    If the first start gives non-finite output, all ones is tried next: a
+    negative base under ``pow`` is finite only at an integer exponent, and 1 is
+    the one integer every init scheme is centred on.
+    """
+    try:
+        program = _Program(tokens, table, columns)
+        solver = _SOLVERS[options["solver"]]
+        order = program.order
+        best, best_cost = None, np.inf
+        for k, c0 in enumerate(starts):
+            args = (options["max_nfev"], options["xtol"], options["ftol"], options["floor"],
+                    options["stall"])
+            result = solver(program, target, sqrt_w, c0[order], *args)
+            if result is None and k == 0 and options["fallback_ones"]:
+                result = solver(program, target, sqrt_w, np.ones(len(order)), *args)
+            if result is None:
+                continue
+            c, cost = result
+            if np.isfinite(cost) and np.all(np.isfinite(c)) and cost < best_cost:
+                best, best_cost = c, cost
+            if best_cost <= options["floor"]:
+                break  # exact to round-off: no restart can do better
+        if best is None:
+            return None
+        bfs = np.empty_like(best)
+        bfs[order] = best
+        return bfs
+    except Exception:  # a fit that raises leaves the expression invalid, never the search
+        return None
+
+
+def _fit_many(jobs, library, columns, target, sqrt_w, options):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        table = _token_table(library)
+        return [_fit_one(t, table, columns, target, sqrt_w, starts, options)
+                for t, starts in jobs]
+
+
+# --------------------------------------------------------------------------- public
+_INITS = ("near_one", "uniform", "ones")
+_NO_CONSTANTS = object()
+
+
+def _cache_key(tokens: tuple[int, ...]):
+    """The canonical key (BFS token ids) packed into bytes: ~5x smaller than a tuple."""
+    try:
+        return bytes(tokens)
+    except ValueError:  # a library of more than 256 tokens
+        return tokens
+
+
+class ConstantFitter:
+    """Fits the constant tokens of expressions to one training set.
+
+    Build one per ``fit`` call of the estimator; call :meth:`fit` on every batch.
+
+    Parameters
+    ----------
+    X : ndarray of shape (S, n_features)
+        Training inputs.
+    y : ndarray of shape (S,)
+        Training targets.
+    sample_weight : ndarray of shape (S,), optional
+        Non-negative row weights; residuals are scaled by ``sqrt(w)`` so LM
+        minimises the weighted sum of squares.
+    const_fit_samples : int, default=1000
+        LM sees a random subsample of at most this many rows, drawn once per
+        fitter from ``random_state`` (all rows, in order, when ``S`` is smaller).
+    random_state : None, int or numpy.random.Generator
+        Source of the subsample and of the starting constants.
+    n_jobs : int or None, default=None
+        ``None``/1: fit in this process (the default, and the fastest measured
+        for batches of ~1000 on 2 cores: see ``benchmarks/bench_constants.py``).
+        Otherwise the uncached expressions are split into ``n_jobs`` chunks for
+        :class:`joblib.Parallel`. Results do not depend on ``n_jobs``.
+    init : {"near_one", "uniform", "ones"}, default="near_one"
+        Starting constants: Uniform(0.5, 1.5) per constant; Uniform(0, 1) (the
+        authors' choice); or all ones (DSO's). When the first start gives
+        non-finite output, all ones is tried once more.
+    n_restarts : int, default=0
+        Extra starting points per expression, drawn like ``init`` (Uniform(0.5,
+        1.5) for ``"ones"``); the lowest cost wins.
+    max_nfev : int, default=100
+        Forward passes per starting point (accepted and rejected LM steps).
+    xtol, ftol : float, default=1e-10
+        Relative step and relative cost-decrease tolerances.
+    solver : {"lm", "scipy"}, default="lm"
+        The built-in LM, or MINPACK through :func:`scipy.optimize.least_squares`
+        (same Jacobian; slower, kept for cross-checks).
+
+    Attributes
+    ----------
+    success_ : ndarray of bool
+        For the last :meth:`fit` call, parallel to its input: False where the fit
+        failed (those expressions have NaN constants, so they evaluate to NaN and
+        score ``-inf``). Expressions without constants count as successes:
+        there is nothing to fit (whether they are valid is the reward's call).
+    rows_ : ndarray of int
+        The subsample used for fitting.
+    n_fitted_ : int
+        Number of distinct structures fitted so far (cache misses).
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        sample_weight: np.ndarray | None = None,
+        const_fit_samples: int = 1000,
+        random_state: int | np.random.Generator | None = None,
+        n_jobs: int | None = None,
+        init: str = "near_one",
+        n_restarts: int = 0,
+        max_nfev: int = 100,
+        xtol: float = 1e-10,
+        ftol: float = 1e-10,
+        solver: str = "lm",
+    ) -> None:
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if X.ndim != 2 or X.shape[0] != y.shape[0]:
+            raise ValueError(f"X of shape {X.shape} and y of shape {y.shape} do not match.")
+        if init not in _INITS:
+            raise ValueError(f"init must be one of {_INITS}, got {init!r}.")
+        if solver not in _SOLVERS:
+            raise ValueError(f"solver must be one of {tuple(_SOLVERS)}, got {solver!r}.")
+        if int(const_fit_samples) < 1:
+            raise ValueError(f"const_fit_samples must be >= 1, got {const_fit_samples}.")
+        if int(max_nfev) < 1 or int(n_restarts) < 0:
+            raise ValueError("max_nfev must be >= 1 and n_restarts >= 0.")
+        self.rng = (random_state if isinstance(random_state, np.random.Generator)
+                    else np.random.default_rng(random_state))
+        S = X.shape[0]
+        if S > const_fit_samples:
+            rows = np.sort(self.rng.choice(S, size=int(const_fit_samples), replace=False))
+        else:
+            rows = np.arange(S)
+        self.rows_ = rows
+        self.columns = [np.ascontiguousarray(X[rows, j]) for j in range(X.shape[1])]
+        self.target = np.ascontiguousarray(y[rows])
+        if sample_weight is None:
+            self.sqrt_w = None
+        else:
+            w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+            if w.shape != y.shape or np.any(w < 0) or not np.all(np.isfinite(w)):
+                raise ValueError("sample_weight must be finite, non-negative and one per row.")
+            self.sqrt_w = np.sqrt(w[rows])
+        # Stop once the residual is at float64 round-off of the targets, RMS below
+        # 64·eps·rms(y): further steps only chase noise. (The BIC reward treats
+        # everything below 1024·eps·rms(y) as exact, see rewards.py.)
+        wy = self.target if self.sqrt_w is None else self.target * self.sqrt_w
+        scale2 = float(np.mean(wy * wy)) if len(wy) else 0.0
+        floor = 0.5 * len(wy) * (64 * np.finfo(float).eps) ** 2 * scale2
+        self.options = dict(solver=solver, max_nfev=int(max_nfev), xtol=float(xtol),
+                            ftol=float(ftol), floor=floor, fallback_ones=init != "ones",
+                            stall=_STALL)
+        self.n_jobs = n_jobs
+        self.init = init
+        self.n_restarts = int(n_restarts)
+        self.cache: dict = {}  # key -> fitted constants (BFS order), or None if the fit failed
+        self.success_ = np.zeros(0, dtype=bool)
+        self.n_fitted_ = 0
+
+    def _starts(self, p: int) -> np.ndarray:
+        """Starting constants (1 + n_restarts, p), BFS order."""
+        if self.init == "ones":
+            first = np.ones((1, p))
+        elif self.init == "uniform":
+            first = self.rng.random((1, p))
+        else:
+            first = self.rng.uniform(0.5, 1.5, (1, p))
+        if not self.n_restarts:
+            return first
+        lo, hi = (0.0, 1.0) if self.init == "uniform" else (0.5, 1.5)
+        return np.vstack([first, self.rng.uniform(lo, hi, (self.n_restarts, p))])
+
+    def fit(self, expressions: Sequence[Expression]) -> list[Expression]:
+        """Expressions with fitted constants, parallel to ``expressions``.
+
+        Expressions without constant tokens are returned as they are. A failed
+        fit gives NaN constants and a False in :attr:`success_`.
+        """
+        expressions = list(expressions)
+        keys = [_cache_key(e.tokens) for e in expressions]
+        todo: dict = {}
+        for e, key in zip(expressions, keys):
+            if key not in self.cache and key not in todo and e.n_constants:
+                # Starting points are drawn here, in input order, so results do
+                # not depend on how the work is split across processes.
+                todo[key] = (e.tokens, self._starts(e.n_constants))
+        if todo:
+            jobs = list(todo.values())
+            results = self._run(jobs, expressions[0].library)
+            for key, c in zip(todo, results):
+                self.cache[key] = c
+            self.n_fitted_ += len(jobs)
+
+        out, success = [], np.ones(len(expressions), dtype=bool)
+        for j, (e, key) in enumerate(zip(expressions, keys)):
+            c = self.cache.get(key, _NO_CONSTANTS)
+            if c is _NO_CONSTANTS:
+                out.append(e)
+            elif c is None:
+                success[j] = False
+                out.append(e.with_constants(np.full(e.n_constants, np.nan)))
+            else:
+                out.append(e.with_constants(c.copy()))  # the cache keeps its own copy
+        self.success_ = success
+        return out
+
+    def _run(self, jobs, library):
+        n_jobs = self.n_jobs
+        if n_jobs is not None and n_jobs != 1 and len(jobs) > 1:
+            from joblib import Parallel, delayed, effective_n_jobs
+
+            k = max(1, min(effective_n_jobs(n_jobs), len(jobs)))
+            chunks = [jobs[i::k] for i in range(k)]
+            parts = Parallel(n_jobs=k)(
+                delayed(_fit_many)(chunk, library, self.columns, self.target, self.sqrt_w,
+                                   self.options)
+                for chunk in chunks
+            )
+            results: list = [None] * len(jobs)
+            for i, part in enumerate(parts):
+                results[i::k] = part
+            return results
+        return _fit_many(jobs, library, self.columns, self.target, self.sqrt_w, self.options)

@@ -1,0 +1,285 @@
+"""Hard constraints on sampling: which tokens a partial tree may take next.
+
+Trees grow breadth-first, one node per step for a whole batch at once.
+:class:`TreeState` holds what the rules need about every partial tree — how
+many nodes are already committed, the place, parent and slot of the node being
+generated, whether a trigonometric operator sits above it, how many constants
+were used — and :class:`Constraints` turns that state into a boolean mask
+(B, V), ``True`` = allowed.  Masked logits become −inf before sampling
+(DSO-style priors; see reference-facts §2).
+
+Each rule is a small vectorised function ``rule(constraints, state, allowed)``
+that clears the entries it bans; each can be switched off.
+
+* length      — a token of arity ``a`` only if ``committed + a ≤ max_length``,
+                so every tree completes within ``max_length`` (always on);
+* min_length  — the last open slot may not close the tree short of
+                ``min_length`` nodes while some operator is still allowed;
+* constants   — at most ``max_constants`` ``c`` tokens;
+* constant-only subtrees — a unary's child is not ``c``/``1``; a binary's right
+                child is not ``c``/``1`` when its left sibling is (in BFS order
+                the left sibling is the previous token); the root is not ``c``/``1``;
+* inverse     — a child is not its parent's inverse (exp∘log, sqrt∘square, …);
+* trig        — no trigonometric operator below another one.
+
+A variable is never banned except by ``min_length``, which yields when no
+operator is left, so every mask allows at least one token.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .library import Library
+from .positions import child_position
+
+__all__ = ["TreeState", "Constraints"]
+
+
+class TreeState:
+    """Partial BFS trees of a batch, advanced one node per step.
+
+    Per-node arrays have ``max_length + 1`` columns; the last is a sink for the
+    children that do not exist (terminals, a unary's right slot).
+
+    Attributes
+    ----------
+    t : int
+        Index of the node being generated (same for every row).
+    n_nodes : LongTensor (B,)
+        Committed nodes: 1 + sum of the arities generated so far.  A tree is
+        complete when ``n_nodes == t``.
+    n_constants : LongTensor (B,)
+    prev_token : LongTensor (B,)
+        Token of node ``t - 1`` (``start_token`` at ``t = 0``).
+    depth, horizontal : Tensor (B, T+1)
+        Dual index (d, h) of each node, known once its parent is generated.
+    parent : LongTensor (B, T+1)
+        Parent token of each node; ``V`` (no token) for the root.
+    slot : LongTensor (B, T+1)
+        0 = left/only child, 1 = right child.
+    trig_above : BoolTensor (B, T+1)
+        Whether a trigonometric operator is an ancestor of the node.
+    """
+
+    def __init__(self, batch_size: int, max_length: int, library: Library,
+                 device: torch.device | str = "cpu", start_token: int | None = None) -> None:
+        B, T, V = batch_size, max_length, len(library)
+        self.library, self.max_length = library, max_length
+        self.arities = torch.as_tensor(library.arities, device=device)  # (V,)
+        is_trig = torch.zeros(V, dtype=torch.bool, device=device)
+        is_trig[torch.as_tensor(library.trig_ids, dtype=torch.long, device=device)] = True
+        self.is_trig = is_trig
+        self.const_id = library.const_id
+        self._slots = torch.arange(2, device=device).unsqueeze(0)  # (1, 2)
+        self.t = 0
+        self.n_nodes = torch.ones(B, dtype=torch.long, device=device)
+        self.n_constants = torch.zeros(B, dtype=torch.long, device=device)
+        self.prev_token = torch.full((B,), V if start_token is None else start_token,
+                                     dtype=torch.long, device=device)
+        self.depth = torch.zeros(B, T + 1, dtype=torch.long, device=device)
+        self.depth[:, 0] = 1
+        self.horizontal = torch.zeros(B, T + 1, device=device)
+        self.horizontal[:, 0] = 0.5
+        self.parent = torch.full((B, T + 1), V, dtype=torch.long, device=device)
+        self.slot = torch.zeros(B, T + 1, dtype=torch.long, device=device)
+        self.trig_above = torch.zeros(B, T + 1, dtype=torch.bool, device=device)
+
+    def __len__(self) -> int:
+        return self.n_nodes.shape[0]
+
+    @property
+    def done(self) -> torch.Tensor:
+        """(B,) bool: the tree has no open slot left."""
+        return self.n_nodes == self.t
+
+    def advance(self, tokens: torch.Tensor) -> None:
+        """Append node ``t`` = ``tokens`` (B,) to every tree and place its children."""
+        t, sink = self.t, self.max_length
+        arity = self.arities[tokens]  # (B,)
+        d, h = self.depth[:, t], self.horizontal[:, t]
+        trig = self.trig_above[:, t] | self.is_trig[tokens]
+        # BFS: node t's children are numbered from n_nodes (= 1 + arities before t);
+        # absent children (terminals, a unary's right slot) go to the sink column.
+        first = self.n_nodes.unsqueeze(1) + self._slots  # (B, 2)
+        col = torch.where(arity.unsqueeze(1) > self._slots, first, sink)
+        child_depth, child_h = child_position(d.unsqueeze(1), h.unsqueeze(1), self._slots)
+        child_depth = child_depth.expand(-1, 2)  # (B, 2)
+        self.depth.scatter_(1, col, child_depth)
+        self.horizontal.scatter_(1, col, child_h)
+        self.parent.scatter_(1, col, tokens.unsqueeze(1).expand(-1, 2))
+        self.slot.scatter_(1, col, self._slots.expand_as(col))
+        self.trig_above.scatter_(1, col, trig.unsqueeze(1).expand(-1, 2))
+        self.n_nodes = self.n_nodes + arity
+        if self.const_id is not None:
+            self.n_constants = self.n_constants + (tokens == self.const_id)
+        self.prev_token = tokens
+        self.t += 1
+
+    def select(self, rows: torch.Tensor) -> "TreeState":
+        """A state holding only the given rows (e.g. the trees still growing)."""
+        new = object.__new__(TreeState)
+        new.__dict__.update(self.__dict__)
+        for name in ("n_nodes", "n_constants", "prev_token", "depth", "horizontal",
+                     "parent", "slot", "trig_above"):
+            setattr(new, name, getattr(self, name)[rows])
+        return new
+
+
+# --------------------------------------------------------------------- rules
+# Each rule clears (in place) the entries of ``allowed`` (B, V) that it bans.
+
+def length_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """Every committed node must fit: n_nodes + arity ≤ max_length (terminals always fit)."""
+    allowed &= (s.n_nodes.unsqueeze(1) + c.arities) <= c.max_length
+
+
+def max_constants_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """At most ``max_constants`` ``c`` tokens per tree."""
+    allowed[:, c.library.const_id] &= s.n_constants < c.max_constants
+
+
+def constant_subtree_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """No subtree made only of ``c``/``1``: it is a constant that the fit could absorb."""
+    t = s.t
+    parent = s.parent[:, t]
+    if t == 0:
+        bad = torch.ones_like(parent, dtype=torch.bool)  # the root alone would be constant
+    else:
+        only_child = c.arities_ext[parent] == 1
+        right_of_constant = (s.slot[:, t] == 1) & c.is_constant_like[s.prev_token]
+        bad = only_child | right_of_constant
+    allowed &= ~(bad.unsqueeze(1) & c.is_constant_like)
+
+
+def inverse_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """A child is not its parent's inverse (exp(log(·)), sqrt(square(·)), …)."""
+    allowed &= ~c.inverse_table[s.parent[:, s.t]]
+
+
+def trig_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """No trigonometric operator anywhere below another one."""
+    allowed &= ~(s.trig_above[:, s.t].unsqueeze(1) & c.is_trig)
+
+
+def min_length_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """Ban terminals in the last open slot while the tree has < min_length nodes.
+
+    Runs last: it yields (allows terminals) where the other rules left no operator.
+    """
+    t = s.t
+    short = (s.n_nodes == t + 1) & (t + 1 < c.min_length)  # (B,)
+    operator_left = (allowed & ~c.is_terminal).any(dim=1)
+    allowed &= ~((short & operator_left).unsqueeze(1) & c.is_terminal)
+
+
+Rule = Callable[["Constraints", TreeState, torch.Tensor], None]
+
+
+class Constraints:
+    """Hard sampling constraints for one library.
+
+    Parameters
+    ----------
+    library : Library
+    max_length : int, default 32
+        Most nodes in a tree (the paper's "max depth 32" is a node count).
+    min_length : int, default 2
+        Fewest nodes, honoured while some operator fits; 1 switches it off.
+    max_constants : int or None, default 10
+        Most ``c`` tokens in a tree; None switches it off.
+    no_constant_subtrees, no_inverse, no_nested_trig : bool, default True
+        Switch the corresponding rule.
+    """
+
+    def __init__(
+        self,
+        library: Library,
+        max_length: int = 32,
+        min_length: int = 2,
+        max_constants: int | None = 10,
+        no_constant_subtrees: bool = True,
+        no_inverse: bool = True,
+        no_nested_trig: bool = True,
+    ) -> None:
+        if not isinstance(max_length, (int, np.integer)) or max_length < 1:
+            raise ValueError(f"max_length must be an integer ≥ 1, got {max_length!r}.")
+        if not isinstance(min_length, (int, np.integer)) or not 1 <= min_length <= max_length:
+            raise ValueError(
+                f"min_length must be an integer in [1, max_length={max_length}], "
+                f"got {min_length!r}."
+            )
+        if max_constants is not None and (
+            not isinstance(max_constants, (int, np.integer)) or max_constants < 0
+        ):
+            raise ValueError(
+                f"max_constants must be None or an integer ≥ 0, got {max_constants!r}."
+            )
+        self.library = library
+        self.max_length, self.min_length = int(max_length), int(min_length)
+        self.max_constants = None if max_constants is None else int(max_constants)
+        self.no_constant_subtrees = bool(no_constant_subtrees)
+        self.no_inverse = bool(no_inverse)
+        self.no_nested_trig = bool(no_nested_trig)
+
+        rules: list[Rule] = [length_rule]
+        if self.max_constants is not None and library.const_id is not None:
+            rules.append(max_constants_rule)
+        if self.no_constant_subtrees and len(library.constant_like_ids):
+            rules.append(constant_subtree_rule)
+        if self.no_inverse and library.inverse_pairs:
+            rules.append(inverse_rule)
+        if self.no_nested_trig and len(library.trig_ids):
+            rules.append(trig_rule)
+        if self.min_length > 1:
+            rules.append(min_length_rule)  # must stay last
+        self.rules = rules
+        self._device: torch.device | None = None
+        self.to("cpu")
+
+    def to(self, device: torch.device | str) -> "Constraints":
+        """Move the lookup tables to ``device`` (the sampler does this for you)."""
+        device = torch.device(device)
+        if device == self._device:
+            return self
+        lib, V = self.library, len(self.library)
+        self.arities = torch.as_tensor(lib.arities, device=device)  # (V,)
+        # Parent-indexed tables have a row V for "no parent" (the root).
+        self.arities_ext = torch.cat([self.arities, self.arities.new_zeros(1)])  # (V+1,)
+        def flag(ids) -> torch.Tensor:  # (V,) bool: token id is in ids
+            out = torch.zeros(V, dtype=torch.bool, device=device)
+            out[torch.as_tensor(np.asarray(ids, dtype=np.int64), device=device)] = True
+            return out
+
+        self.is_terminal = self.arities == 0
+        self.is_constant_like = flag(lib.constant_like_ids)
+        self.is_trig = flag(lib.trig_ids)
+        inverse = torch.zeros(V + 1, V, dtype=torch.bool, device=device)
+        for parent, child in lib.inverse_pairs:
+            inverse[parent, child] = True
+        self.inverse_table = inverse
+        self._device = device
+        return self
+
+    def __repr__(self) -> str:
+        names = ", ".join(r.__name__ for r in self.rules)
+        return f"Constraints(max_length={self.max_length}, rules=[{names}])"
+
+    def new_state(self, batch_size: int, start_token: int | None = None,
+                  device: torch.device | str = "cpu") -> TreeState:
+        """Empty trees (only the root's place is known)."""
+        self.to(device)
+        return TreeState(batch_size, self.max_length, self.library, device, start_token)
+
+    def mask(self, state: TreeState) -> torch.Tensor:
+        """Allowed tokens for node ``state.t`` of every tree: bool (B, V)."""
+        if state.t >= self.max_length:
+            raise ValueError(f"No node {state.t} in trees of at most {self.max_length} nodes.")
+        allowed = torch.ones(len(state), len(self.library), dtype=torch.bool,
+                             device=state.n_nodes.device)
+        for rule in self.rules:
+            rule(self, state, allowed)
+        return allowed

@@ -1,0 +1,555 @@
+"""``CADSRRegressor``: the CADSR search behind scikit-learn's estimator interface."""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+import sympy
+import torch
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._version import __version__
+from .constants import ConstantFitter
+from .constraints import Constraints
+from .expression import Expression
+from .library import BINARY_OPERATORS, DEFAULT_BINARY, DEFAULT_UNARY, UNARY_OPERATORS, Library
+from .policy import Policy
+from .rewards import make_reward, mse
+from .sampler import Sampler
+from .training import Candidate, TrainingConfig, _Scorer, run_search
+
+__all__ = ["CADSRRegressor", "resolve_device"]
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """Turn ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"`` into a usable device.
+
+    ``"auto"`` picks CUDA when available, else CPU. A requested device that
+    is absent raises ``ValueError``.
+    """
+    if isinstance(device, torch.device):
+        device = str(device)
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ValueError(
+            f"Unknown device {device!r}; use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'."
+        ) from None
+    if dev.type == "cpu":
+        return dev
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r} was requested but CUDA is not available here.")
+        index = 0 if dev.index is None else dev.index
+        if index >= torch.cuda.device_count():
+            raise ValueError(
+                f"device={device!r} was requested but only {torch.cuda.device_count()} "
+                "CUDA device(s) exist."
+            )
+        return torch.device("cuda", index)
+    if dev.type == "mps":
+        if not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+            raise ValueError("device='mps' was requested but MPS is not available here.")
+        return dev
+    raise ValueError(f"Unsupported device {device!r}; use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'.")
+
+
+class CADSRRegressor(RegressorMixin, BaseEstimator):
+    """Complexity-Aware Deep Symbolic Regression (Bastiani et al., AISTATS 2026).
+
+    A decoder-only transformer policy with attention on the DCT coefficients of
+    its embeddings and a dual-indexed (depth, horizontal) position encoding
+    generates expression trees breadth-first. Constants are fitted by
+    Levenberg–Marquardt, each tree is scored by the Bayesian information
+    criterion, and the policy is trained with a rank-based risk-seeking policy
+    gradient inside a GRPO update. The result is a short formula,
+    :attr:`expression_`, that predicts exactly what the search scored.
+
+    Parameters
+    ----------
+    binary_operators : tuple of str, default=("add", "sub", "mul", "div", "pow")
+        Binary operators; also available: none beyond these five.
+    unary_operators : tuple of str, default=("sin", "cos", "log", "sqrt", "exp")
+        Unary operators; also available: "tan", "square", "cube", "neg", "inv",
+        "tanh", "abs".
+    use_constants : bool, default=True
+        Include the constant token ``c`` whose values are fitted by
+        Levenberg–Marquardt.
+    use_one : bool, default=True
+        Include the literal ``1``.
+    max_length : int, default=32
+        Maximum number of nodes ν of a tree (the paper's "max depth 32").
+    max_constants : int, default=10
+        Maximum number of constant tokens in a tree.
+    batch_size : int, default=1000
+        Expressions per epoch, B.
+    oversampling : float, default=2
+        Oversampling factor γ: γ·B trees are drawn to keep B unique ones.
+    n_epochs : int, default=600
+        Maximum number of epochs T.
+    learning_rate : float, default=1e-4
+        Adam learning rate l.
+    alpha : float, default=5
+        Risk-seeking percentage α ∈ (0, 100]: the top α % of each batch train
+        the policy.
+    beta : float, default=0.01
+        Weight β of the KL penalty to the reference policy, eq. (9).
+    epsilon : float, default=0.2
+        Trust-region half-width ε of the clipped ratio, eq. (8).
+    lam : float, default=0.2
+        Scale λ of the rank-based reward mapping, eq. (7).
+    entropy_coef : float, default=0.005
+        Entropy bonus weight λ_H.
+    steps_per_epoch : int, default=5
+        Gradient steps C per epoch.
+    ref_update_every : int, default=5
+        Epochs G between updates of the reference policy θ_ref.
+    embedding_dim : int, default=10
+        Token embedding width E (the paper's r).
+    dct_dim : int, default=8
+        Number M of low-frequency DCT coefficients attention runs on.
+    n_layers : int, default=1
+        Decoder layers.
+    n_heads : int, default=1
+        Attention heads; must divide the attention width (M, or E for
+        ``attention="standard"``).
+    ff_dim : int, default=2048
+        Width of the decoder's feed-forward block.
+    attention : {"dct", "standard"}, default="dct"
+        Attention on DCT coefficients (the paper) or plain attention
+        (the "Drop DCT" ablation).
+    position_encoding : {"dpe", "1d"}, default="dpe"
+        Dual-indexed (depth, horizontal) encoding (the paper) or the sinusoidal
+        encoding of the BFS index (the "Drop DPE" ablation).
+    policy : {"grpo", "risk_seeking"}, default="grpo"
+        GRPO update (the paper) or the plain rank-weighted risk-seeking policy
+        gradient, eq. (8), one step per epoch (the "Drop GRPO" ablation).
+    reward : {"bic", "nrmse", "spl", "tpsr"}, default="bic"
+        Reward: negative BIC (the paper) or the ablation rewards.
+    bic_variance : {"target", "mle"}, default="target"
+        σ² of the BIC's Gaussian likelihood: the variance of the training
+        targets (the paper's text) or each expression's own mean squared
+        residual (profile likelihood).
+    likelihood : {"gaussian", "student_t"}, default="gaussian"
+        Likelihood p(τ) inside the BIC.
+    spl_eta : float, default=0.99
+        η of the SPL reward.
+    tpsr_lambda : float, default=0.1
+        λ of the TPSR reward.
+    const_fit_samples : int, default=1000
+        Rows (a random subsample) on which constants are fitted; rewards use all rows.
+    max_time : float or None, default=None
+        Wall-clock budget in seconds; the search stops before an epoch that
+        would overrun it.
+    max_evaluations : int or None, default=None
+        Budget of scored expressions (counted per batch).
+    tol : float, default=1e-12
+        Early stop once the best expression's training MSE is at most
+        ``tol`` times the variance of the targets (an exact recovery stops at once).
+    patience : int or None, default=None
+        Stop after this many epochs without a better best expression.
+    device : str, default="auto"
+        Torch device of the policy: "auto" (CUDA when available, else CPU),
+        "cpu", "cuda", "cuda:N" or "mps".
+    n_jobs : int or None, default=None
+        Parallel workers for constant fitting (joblib semantics).
+    random_state : int, RandomState instance or None, default=None
+        Seed; the same seed gives the same formula on CPU.
+    verbose : int, default=0
+        0 is silent; 1 shows a progress bar with the best formula.
+
+    Attributes
+    ----------
+    expression_ : sympy.Expr
+        The best formula τ* (highest reward seen), in the feature names.
+    best_expression_ : Expression
+        The same formula as a token tree with fitted constants; ``predict``
+        evaluates it exactly as it was scored.
+    equations_ : pandas.DataFrame or list of dict
+        Pareto front of the hall of fame (complexity, loss, reward, equation).
+    history_ : list of dict
+        Per epoch: best reward, loss and complexity, evaluations, time, and the
+        update's diagnostics (approximate KL, clip fraction, KL to θ_ref, entropy).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` has string column names.
+    n_epochs_ : int
+    n_evaluations_ : int
+    device_ : torch.device
+    stop_reason_ : str
+    interrupted_ : bool
+        True when ``fit`` was stopped by Ctrl-C; the best formula so far is kept.
+    """
+
+    _parameter_constraints: dict = {
+        "binary_operators": ["array-like"],
+        "unary_operators": ["array-like"],
+        "use_constants": ["boolean"],
+        "use_one": ["boolean"],
+        "max_length": [Interval(Integral, 2, None, closed="left")],
+        "max_constants": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "oversampling": [Interval(Real, 1, None, closed="left")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, 100, closed="right")],
+        "beta": [Interval(Real, 0, None, closed="left")],
+        "epsilon": [Interval(Real, 0, 1, closed="neither")],
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "entropy_coef": [Interval(Real, 0, None, closed="left")],
+        "steps_per_epoch": [Interval(Integral, 1, None, closed="left")],
+        "ref_update_every": [Interval(Integral, 1, None, closed="left")],
+        "embedding_dim": [Interval(Integral, 2, None, closed="left")],
+        "dct_dim": [Interval(Integral, 1, None, closed="left")],
+        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "n_heads": [Interval(Integral, 1, None, closed="left")],
+        "ff_dim": [Interval(Integral, 1, None, closed="left")],
+        "attention": [StrOptions({"dct", "standard"})],
+        "position_encoding": [StrOptions({"dpe", "1d"})],
+        "policy": [StrOptions({"grpo", "risk_seeking"})],
+        "reward": [StrOptions({"bic", "nrmse", "spl", "tpsr"})],
+        "bic_variance": [StrOptions({"target", "mle"})],
+        "likelihood": [StrOptions({"gaussian", "student_t"})],
+        "spl_eta": [Interval(Real, 0, 1, closed="right")],
+        "tpsr_lambda": [Interval(Real, 0, None, closed="left")],
+        "const_fit_samples": [Interval(Integral, 1, None, closed="left")],
+        "max_time": [Interval(Real, 0, None, closed="neither"), None],
+        "max_evaluations": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "patience": [Interval(Integral, 1, None, closed="left"), None],
+        "device": [str, torch.device],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        binary_operators=DEFAULT_BINARY,
+        unary_operators=DEFAULT_UNARY,
+        use_constants=True,
+        use_one=True,
+        max_length=32,
+        max_constants=10,
+        batch_size=1000,
+        oversampling=2.0,
+        n_epochs=600,
+        learning_rate=1e-4,
+        alpha=5.0,
+        beta=0.01,
+        epsilon=0.2,
+        lam=0.2,
+        entropy_coef=0.005,
+        steps_per_epoch=5,
+        ref_update_every=5,
+        embedding_dim=10,
+        dct_dim=8,
+        n_layers=1,
+        n_heads=1,
+        ff_dim=2048,
+        attention="dct",
+        position_encoding="dpe",
+        policy="grpo",
+        reward="bic",
+        bic_variance="target",
+        likelihood="gaussian",
+        spl_eta=0.99,
+        tpsr_lambda=0.1,
+        const_fit_samples=1000,
+        max_time=None,
+        max_evaluations=None,
+        tol=1e-12,
+        patience=None,
+        device="auto",
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.binary_operators = binary_operators
+        self.unary_operators = unary_operators
+        self.use_constants = use_constants
+        self.use_one = use_one
+        self.max_length = max_length
+        self.max_constants = max_constants
+        self.batch_size = batch_size
+        self.oversampling = oversampling
+        self.n_epochs = n_epochs
+        self.learning_rate = learning_rate
+        self.alpha = alpha
+        self.beta = beta
+        self.epsilon = epsilon
+        self.lam = lam
+        self.entropy_coef = entropy_coef
+        self.steps_per_epoch = steps_per_epoch
+        self.ref_update_every = ref_update_every
+        self.embedding_dim = embedding_dim
+        self.dct_dim = dct_dim
+        self.n_layers = n_layers
+        self.n_heads = n_heads
+        self.ff_dim = ff_dim
+        self.attention = attention
+        self.position_encoding = position_encoding
+        self.policy = policy
+        self.reward = reward
+        self.bic_variance = bic_variance
+        self.likelihood = likelihood
+        self.spl_eta = spl_eta
+        self.tpsr_lambda = tpsr_lambda
+        self.const_fit_samples = const_fit_samples
+        self.max_time = max_time
+        self.max_evaluations = max_evaluations
+        self.tol = tol
+        self.patience = patience
+        self.device = device
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ----------------------------------------------------------------- fitting
+    def _check_settings(self) -> None:
+        """Cross-parameter checks that ``_parameter_constraints`` cannot express."""
+        if self.dct_dim > self.embedding_dim:
+            raise ValueError(
+                f"dct_dim={self.dct_dim} must not exceed embedding_dim={self.embedding_dim}: "
+                "the DCT keeps the dct_dim lowest of embedding_dim frequencies."
+            )
+        width = self.dct_dim if self.attention == "dct" else self.embedding_dim
+        if width % self.n_heads:
+            raise ValueError(
+                f"n_heads={self.n_heads} must divide the attention width {width} "
+                f"({'dct_dim' if self.attention == 'dct' else 'embedding_dim'})."
+            )
+        for name, table in (("binary_operators", BINARY_OPERATORS), ("unary_operators", UNARY_OPERATORS)):
+            ops = getattr(self, name)
+            if isinstance(ops, str):
+                raise ValueError(f"{name} must be a list of names such as ['add', 'mul'], not {ops!r}.")
+            unknown = [op for op in ops if op not in table]
+            if unknown:
+                raise ValueError(
+                    f"Unknown {name} {unknown}; choose from {sorted(table)}."
+                )
+        if len(self.binary_operators) == 0 and len(self.unary_operators) == 0:
+            raise ValueError("At least one binary or unary operator is required.")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None) -> "CADSRRegressor":
+        """Search for a formula y ≈ τ(X).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs; pandas column names become the formula's symbols.
+        y : array-like of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; they enter the likelihood and the constant fit.
+
+        Returns
+        -------
+        self : CADSRRegressor
+        """
+        self._check_settings()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+        self.device_ = resolve_device(self.device)
+        self.version_ = __version__
+        rng = check_random_state(self.random_state)
+        torch_seed, numpy_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
+
+        self.interrupted_ = False
+        if np.ptp(y) == 0:
+            return self._fit_constant_target(X, y)
+
+        library = Library(
+            X.shape[1],
+            self.binary_operators,
+            self.unary_operators,
+            use_constants=self.use_constants,
+            use_one=self.use_one,
+        )
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(torch_seed)  # weight initialisation without touching global RNG state
+            policy = Policy(
+                len(library),
+                max_length=self.max_length,
+                embedding_dim=self.embedding_dim,
+                dct_dim=self.dct_dim,
+                n_layers=self.n_layers,
+                n_heads=self.n_heads,
+                ff_dim=self.ff_dim,
+                attention=self.attention,
+                position_encoding=self.position_encoding,
+            ).to(self.device_)
+        generator = torch.Generator(device=self.device_).manual_seed(torch_seed)
+        constraints = Constraints(library, max_length=self.max_length, max_constants=self.max_constants)
+        sampler = Sampler(policy, library, constraints)
+        fitter = ConstantFitter(
+            X,
+            y,
+            sample_weight=sample_weight,
+            const_fit_samples=self.const_fit_samples,
+            random_state=np.random.default_rng(numpy_seed),
+            n_jobs=self.n_jobs,
+        )
+        reward = make_reward(
+            self.reward,
+            y,
+            sample_weight=sample_weight,
+            bic_variance=self.bic_variance,
+            likelihood=self.likelihood,
+            spl_eta=self.spl_eta,
+            tpsr_lambda=self.tpsr_lambda,
+            max_length=self.max_length,
+        )
+        scorer = _Scorer(fitter, reward, lambda y_pred: mse(y_pred, y, sample_weight), X)
+        config = TrainingConfig(
+            batch_size=self.batch_size,
+            oversampling=self.oversampling,
+            n_epochs=self.n_epochs,
+            learning_rate=self.learning_rate,
+            alpha=self.alpha,
+            beta=self.beta,
+            epsilon=self.epsilon,
+            lam=self.lam,
+            entropy_coef=self.entropy_coef,
+            steps_per_epoch=self.steps_per_epoch,
+            ref_update_every=self.ref_update_every,
+            policy=self.policy,
+            max_time=self.max_time,
+            max_evaluations=self.max_evaluations,
+            tol=self.tol,
+            patience=self.patience,
+        )
+        y_variance = float(np.average((y - np.average(y, weights=sample_weight)) ** 2, weights=sample_weight))
+
+        progress = _Progress(self.n_epochs, self.verbose, y_variance, self._feature_names())
+        try:
+            result = run_search(
+                policy, sampler, scorer, library, config, y_variance, generator, on_epoch=progress.update
+            )
+        finally:
+            progress.close()
+        if result.best is None:
+            raise RuntimeError(
+                "The search found no valid expression (every candidate was non-finite on the "
+                "training data). Try other operators, more epochs, or rescaling X and y."
+            )
+        self.best_expression_ = result.best.expression
+        self.expression_ = self.best_expression_.to_sympy(self._feature_names())
+        self._pareto = result.hall_of_fame.pareto_front()
+        self.equations_ = self._equations_table(self._pareto, result.best)
+        self.history_ = result.history
+        self.n_epochs_ = result.n_epochs
+        self.n_evaluations_ = result.n_evaluations
+        self.stop_reason_ = result.stop_reason
+        self.interrupted_ = result.interrupted
+        return self
+
+    def _fit_constant_target(self, X: np.ndarray, y: np.ndarray) -> "CADSRRegressor":
+        """A constant target has the exact formula y = c; no search is needed."""
+        library = Library(X.shape[1], (), ("neg",), use_constants=True, use_one=False)
+        expr = Expression((library.const_id,), library, [float(y[0])])
+        self.best_expression_ = expr
+        self.expression_ = expr.to_sympy(self._feature_names())
+        best = Candidate(expr, math.inf, 0.0)
+        self._pareto = [best]
+        self.equations_ = self._equations_table(self._pareto, best)
+        self.history_ = []
+        self.n_epochs_ = 0
+        self.n_evaluations_ = 0
+        self.stop_reason_ = "constant target"
+        return self
+
+    def _feature_names(self) -> list[str]:
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(n) for n in names]
+        return [f"x{i}" for i in range(self.n_features_in_)]
+
+    def _equations_table(self, front: list[Candidate], best: Candidate):
+        names = self._feature_names()
+        rows = [
+            {
+                "complexity": c.complexity,
+                "loss": c.loss,
+                "reward": c.reward,
+                "equation": c.expression.to_sympy(names),
+                "selected": c.expression.key == best.expression.key,
+                "expression": c.expression,
+            }
+            for c in front
+        ]
+        try:
+            import pandas as pd
+        except ImportError:  # pandas is optional
+            return rows
+        return pd.DataFrame(rows, columns=["complexity", "loss", "reward", "equation", "selected", "expression"])
+
+    # -------------------------------------------------------------- prediction
+    def predict(self, X) -> np.ndarray:
+        """Evaluate :attr:`expression_` on ``X``.
+
+        Rows where the formula is undefined (e.g. a log of a negative number
+        outside the training domain) get NaN; no exception and no warning.
+        """
+        check_is_fitted(self, "best_expression_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        y = self.best_expression_.evaluate(X)
+        return np.where(np.isfinite(y), y, np.nan)
+
+    def sympy(self) -> sympy.Expr:
+        """The discovered formula as a SymPy expression."""
+        check_is_fitted(self, "expression_")
+        return self.expression_
+
+    def latex(self, precision: int = 4) -> str:
+        """The discovered formula in LaTeX, floats to ``precision`` significant digits."""
+        check_is_fitted(self, "best_expression_")
+        return self.best_expression_.latex(self._feature_names(), precision)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        saved = state.get("version_")
+        if saved is not None and saved.split(".")[:2] != __version__.split(".")[:2]:
+            raise ValueError(
+                f"This model was saved with cadsr-sklearn {saved}, which is incompatible with the "
+                f"installed {__version__}. Refit it, or install cadsr-sklearn=={saved} to load it."
+            )
+        super().__setstate__(state)
+
+
+class _Progress:
+    """tqdm bar over epochs showing the best reward, R², complexity and formula."""
+
+    def __init__(self, total: int, verbose: int, y_variance: float, feature_names: list[str]):
+        self.bar = None
+        self.y_variance = y_variance
+        self.names = feature_names
+        if verbose:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, desc="CADSR", unit="epoch", leave=True)
+
+    def update(self, record: dict, best: Candidate | None) -> None:
+        if self.bar is None:
+            return
+        self.bar.update(1)
+        if best is not None:
+            r2 = 1.0 - best.loss / self.y_variance if self.y_variance > 0 else float("nan")
+            self.bar.set_postfix_str(
+                f"reward={best.reward:.4g} R2={r2:.4f} k={best.complexity} "
+                f"y={best.expression.infix(self.names, 4)}",
+                refresh=False,
+            )
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,284 @@
+"""The policy: a small decoder-only transformer over BFS token sequences.
+
+At step ``t`` the model reads the previous token (a START token at ``t = 0``)
+and the place of the node it is about to generate, and outputs logits over the
+library's tokens for that node.  Concretely, position ``t`` of the input is::
+
+    x_t = Embed(token_{t-1}) + PE(node t)        # token_{-1} = START
+
+where ``PE`` is the paper's dual-indexed encoding DPE(d, h) of node ``t``
+(eq. 3–6; its place is known from its parent before it is generated; the root
+is (1, 1/2)) or, for the "Drop DPE" ablation, the 1-D sinusoid of the BFS
+index ``t``.  The same place is used when sampling and when re-scoring.
+
+Frequency-domain attention (paper eq. 10–12).  A fixed orthonormal DCT-II
+matrix ``C`` (E × E) acts along the EMBEDDING axis of every position
+independently: ``Ĥ = H C[:M]ᵀ`` keeps the ``M`` lowest-frequency coefficients of
+each node's E-dim vector, the decoder layers run in those M dims, and
+``Ĥ C[:M]`` (the inverse transform with the cut frequencies zero-padded) maps
+back to E dims before the output layer.  The paper's equation writes the DCT
+over the N sequence positions; that reading would mix later nodes into the
+representation of earlier ones, so a teacher-forced prefix would see its own
+future.  Transforming the embedding axis keeps the model causal, and it is what
+the authors' code does.  ``attention="standard"`` runs the same decoder in E
+dims without the transform.
+
+Two equivalent ways to run the model:
+
+* :meth:`Policy.forward` — teacher-forced, causal, whole sequences (training);
+* :meth:`Policy.init_cache` + :meth:`Policy.step` — one node at a time with a
+  key/value cache (sampling), so a batch of length-T trees costs O(T) steps.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .positions import dual_indexed_encoding, sequence_encoding
+
+__all__ = ["Policy", "KVCache", "dct_matrix", "ATTENTIONS", "POSITION_ENCODINGS"]
+
+ATTENTIONS = ("dct", "standard")
+POSITION_ENCODINGS = ("dpe", "1d")
+
+
+def dct_matrix(n: int) -> torch.Tensor:
+    """Orthonormal DCT-II matrix ``C[k, m] = α_k cos(π (m + ½) k / n)`` (paper eq. 10)."""
+    k = torch.arange(n, dtype=torch.float64).unsqueeze(1)
+    m = torch.arange(n, dtype=torch.float64).unsqueeze(0)
+    c = torch.cos(math.pi * (m + 0.5) * k / n) * math.sqrt(2.0 / n)
+    c[0] /= math.sqrt(2.0)
+    return c.to(torch.get_default_dtype())
+
+
+@dataclass
+class KVCache:
+    """Keys and values of the nodes generated so far, one (b, H, T, d) pair per layer."""
+
+    keys: list[torch.Tensor]
+    values: list[torch.Tensor]
+
+    def select(self, rows: torch.Tensor) -> "KVCache":
+        """Keep only the given batch rows (drop finished trees)."""
+        return KVCache([k[rows] for k in self.keys], [v[rows] for v in self.values])
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention in the attention width W (M for "dct")."""
+
+    def __init__(self, width: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+
+    def _split(self, x: torch.Tensor):
+        b, t, w = x.shape  # (B, T, 3W) -> three (B, H, T, W/H)
+        q, k, v = x.view(b, t, 3, self.n_heads, w // (3 * self.n_heads)).permute(2, 0, 3, 1, 4)
+        return q, k, v
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, w = x.shape
+        q, k, v = self._split(self.qkv(x))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, W/H)
+        return self.proj(y.transpose(1, 2).reshape(b, t, w))
+
+    def step(self, x: torch.Tensor, t: int, keys: torch.Tensor, values: torch.Tensor):
+        """One new position per row: store its key/value at ``t``, attend to ``0..t``."""
+        b, _, w = x.shape  # (b, 1, W)
+        q, k, v = self._split(self.qkv(x))
+        keys[:, :, t : t + 1] = k
+        values[:, :, t : t + 1] = v
+        y = F.scaled_dot_product_attention(q, keys[:, :, : t + 1], values[:, :, : t + 1])
+        return self.proj(y.transpose(1, 2).reshape(b, 1, w))
+
+
+class Block(nn.Module):
+    """Pre-norm decoder layer: x + Attn(LN(x)), then x + FF(LN(x))."""
+
+    def __init__(self, width: int, n_heads: int, ff_dim: int) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(width)
+        self.attn = CausalSelfAttention(width, n_heads)
+        self.ln2 = nn.LayerNorm(width)
+        # In-place ReLU: the (b, ff_dim) activation dominates sampling time and memory.
+        self.ff = nn.Sequential(
+            nn.Linear(width, ff_dim), nn.ReLU(inplace=True), nn.Linear(ff_dim, width)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.ln1(x))
+        return x + self.ff(self.ln2(x))
+
+    def step(self, x: torch.Tensor, t: int, keys: torch.Tensor, values: torch.Tensor):
+        x = x + self.attn.step(self.ln1(x), t, keys, values)
+        return x + self.ff(self.ln2(x))
+
+
+class Policy(nn.Module):
+    """Decoder-only transformer p(token_t | token_<t) over BFS expression trees.
+
+    Parameters
+    ----------
+    n_tokens : int
+        Library size V; the model also knows one START token (id ``V``), never emitted.
+    max_length : int
+        Longest sequence T the key/value cache holds.
+    embedding_dim : int
+        E, width of the token embedding and position encoding.
+    dct_dim : int
+        M ≤ E, DCT coefficients kept for attention (``attention="dct"`` only).
+    n_layers, n_heads, ff_dim : int
+        Decoder layers, attention heads (must divide the attention width: M for
+        "dct", E for "standard") and feed-forward width.
+    attention : {"dct", "standard"}
+    position_encoding : {"dpe", "1d"}
+    """
+
+    def __init__(
+        self,
+        n_tokens: int,
+        max_length: int = 32,
+        embedding_dim: int = 10,
+        dct_dim: int = 8,
+        n_layers: int = 1,
+        n_heads: int = 1,
+        ff_dim: int = 2048,
+        attention: str = "dct",
+        position_encoding: str = "dpe",
+    ) -> None:
+        super().__init__()
+        if attention not in ATTENTIONS:
+            raise ValueError(f"attention must be one of {ATTENTIONS}, got {attention!r}.")
+        if position_encoding not in POSITION_ENCODINGS:
+            raise ValueError(
+                f"position_encoding must be one of {POSITION_ENCODINGS}, got {position_encoding!r}."
+            )
+        sizes = dict(n_tokens=n_tokens, max_length=max_length, embedding_dim=embedding_dim,
+                     dct_dim=dct_dim, n_layers=n_layers, n_heads=n_heads, ff_dim=ff_dim)
+        for name, value in sizes.items():
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
+        n_tokens, max_length, embedding_dim, dct_dim, n_layers, n_heads, ff_dim = (
+            int(v) for v in sizes.values())
+        if attention == "dct" and dct_dim > embedding_dim:
+            raise ValueError(
+                f"dct_dim ({dct_dim}) must not exceed embedding_dim ({embedding_dim}): "
+                "the DCT keeps M of the E frequency coefficients."
+            )
+        width = dct_dim if attention == "dct" else embedding_dim
+        if width % n_heads:
+            raise ValueError(
+                f"n_heads ({n_heads}) must divide the attention width ({width} = "
+                f"{'dct_dim' if attention == 'dct' else 'embedding_dim'})."
+            )
+        self.n_tokens, self.max_length = n_tokens, max_length
+        self.embedding_dim, self.width = embedding_dim, width
+        self.n_heads, self.attention, self.position_encoding = n_heads, attention, position_encoding
+
+        self.embed = nn.Embedding(n_tokens + 1, embedding_dim)  # = a linear map of the one-hot
+        self.blocks = nn.ModuleList(Block(width, n_heads, ff_dim) for _ in range(n_layers))
+        self.ln_f = nn.LayerNorm(width)
+        self.head = nn.Linear(embedding_dim, n_tokens)  # logits over the library, never START
+        # Rows of C are frequencies; keep the M lowest.  Fixed, so a buffer, not a parameter.
+        self.register_buffer("dct", dct_matrix(embedding_dim)[:width], persistent=False)  # (M, E)
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        # Small weights: the untrained policy starts close to uniform over allowed tokens.
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    @property
+    def start_token(self) -> int:
+        return self.n_tokens
+
+    @property
+    def device(self) -> torch.device:
+        return self.head.weight.device
+
+    def shift_right(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Model input for BFS targets ``tokens`` (B, T): START, then tokens[:, :-1].
+
+        Negative ids (padding) become START; by causality they only affect
+        positions past the end of their tree.
+        """
+        start = torch.full_like(tokens[:, :1], self.start_token)
+        prev = tokens[:, :-1].masked_fill(tokens[:, :-1] < 0, self.start_token)
+        return torch.cat([start, prev], dim=1)
+
+    def _input(self, prev, depth, horizontal, index) -> torch.Tensor:
+        if self.position_encoding == "dpe":
+            pos = dual_indexed_encoding(depth, horizontal, self.embedding_dim)
+        else:
+            pos = sequence_encoding(index, self.embedding_dim)
+        x = self.embed(prev) + pos  # (..., E)
+        return x @ self.dct.T if self.attention == "dct" else x  # (..., M)
+
+    def _output(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.ln_f(x)
+        if self.attention == "dct":
+            x = x @ self.dct  # inverse DCT; the cut frequencies are zero
+        return self.head(x)  # (..., V)
+
+    def forward(
+        self, tokens_in: torch.Tensor, depth: torch.Tensor, horizontal: torch.Tensor
+    ) -> torch.Tensor:
+        """Teacher-forced logits.
+
+        Parameters
+        ----------
+        tokens_in : LongTensor (B, T)
+            ``tokens_in[:, 0]`` is START, ``tokens_in[:, t]`` the token of node
+            ``t - 1`` (see :meth:`shift_right`).
+        depth, horizontal : Tensor (B, T)
+            Place (d, h) of node ``t``, the node predicted at position ``t``.
+
+        Returns
+        -------
+        logits : Tensor (B, T, V)
+            ``logits[:, t]`` scores node ``t`` given nodes ``< t``.
+        """
+        index = torch.arange(tokens_in.shape[1], device=tokens_in.device).expand_as(tokens_in)
+        x = self._input(tokens_in, depth, horizontal, index)  # (B, T, W)
+        for block in self.blocks:
+            x = block(x)
+        return self._output(x)
+
+    def init_cache(self, batch_size: int) -> KVCache:
+        """Empty key/value cache for :meth:`step`, on the parameters' device."""
+        hd = self.width // self.n_heads
+        shape = (batch_size, self.n_heads, self.max_length, hd)
+        dtype = self.head.weight.dtype
+        make = lambda: torch.zeros(shape, device=self.device, dtype=dtype)  # noqa: E731
+        return KVCache([make() for _ in self.blocks], [make() for _ in self.blocks])
+
+    def step(
+        self,
+        prev_token: torch.Tensor,
+        depth: torch.Tensor,
+        horizontal: torch.Tensor,
+        t: int,
+        cache: KVCache,
+    ) -> torch.Tensor:
+        """Logits (b, V) for node ``t`` of every row; writes its keys/values at slot ``t``.
+
+        ``prev_token`` (b,) is START at ``t = 0``; ``depth``/``horizontal`` (b,)
+        are the place of node ``t``.  Same numbers as :meth:`forward`'s row ``t``.
+        """
+        if t >= self.max_length:
+            raise ValueError(f"step t={t} is past the cache length {self.max_length}.")
+        index = torch.full_like(prev_token, t)
+        x = self._input(prev_token, depth, horizontal, index).unsqueeze(1)  # (b, 1, W)
+        for block, k, v in zip(self.blocks, cache.keys, cache.values):
+            x = block.step(x, t, k, v)
+        return self._output(x.squeeze(1))

@@ -1,0 +1,399 @@
+"""Rewards R(τ) of fitted expressions, and the rank mapping f of the risk-seeking policy.
+
+Higher is better everywhere. An expression whose predictions are not finite on
+every training row (or so large that the squared error overflows) is invalid and
+scores ``-inf``, the worst possible reward; :func:`rank_weights` gives it weight
+0, so it never enters the top set.
+
+Rewards
+-------
+``"bic"`` (the paper's, eq. BIC)
+    R(τ) = −BIC(τ) = −[k ln S − 2 ln p(τ)], with k = nodes + constants
+    (:attr:`Expression.complexity`), S rows and a Gaussian (or Student-t)
+    likelihood of the residuals. The variance σ² is either the variance of the
+    training targets (``bic_variance="target"``, the paper's text) or the
+    expression's own mean squared residual (``"mle"``, profile likelihood; up to
+    the additive constant S(ln 2π + 1) this is the authors' code,
+    k ln S + S ln MSE). The Student-t (``likelihood="student_t"``, ν =
+    ``student_t_nu``, default 4) has scale² = σ²(ν − 2)/ν, so that its variance
+    is the same σ².
+``"nrmse"``
+    DSR's 1 / (1 + NRMSE), NRMSE = RMSE / std(y).
+``"spl"``
+    SPL's η^n / (1 + RMSE), n = number of multiplication tokens.
+``"tpsr"``
+    TPSR's 1 / (1 + NMSE) + λ exp(−l / L), l = number of nodes, L = ``max_length``.
+
+Sample weights
+--------------
+Weights are rescaled to sum to S (w̃ = S·w / Σw), so they act as frequency
+weights that keep the effective sample size S in the penalty k ln S. The
+log-likelihood is Σ w̃ᵢ ln p(yᵢ | τ(xᵢ)); every variance, mean and RMSE below is
+the w̃-weighted one.
+
+Round-off floor
+---------------
+σ² is never allowed below ``σ²_min = (1024 · eps · rms(y))²`` (eps = 2.2e-16,
+rms over the weighted targets). A float64 prediction carries relative round-off
+of order eps per operation, amplified by cancellation, so two expressions that
+both reproduce noise-free targets "exactly" differ in MSE by noise of order
+(m·eps·|y|)² (1e-32…1e-28 relative in practice; the LM fit itself stops at
+(64·eps)², see :mod:`.constants`). Without a floor the profile likelihood's
+S·ln(MSE) turns that noise into reward gaps of thousands, while one node costs
+only ln S, and ln(0) makes an exact fit −inf (the authors' code). With the floor
+(applied to σ², and to each r² inside the Student-t), every fit within ~2e-13
+relative RMS of the targets has the same likelihood up to ~1e-6 nats, so the
+simpler one wins on k; the floor is still ten orders of magnitude below the
+smallest error that counts as a miss in SR benchmarks (NMSE 1e-12 ⇔ 1e-6
+relative RMS). For ``"target"`` it only matters when y is constant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import exp, lgamma, log, pi, sqrt
+from typing import Callable
+
+import numpy as np
+
+from .expression import Expression
+
+__all__ = [
+    "REWARDS",
+    "Reward",
+    "make_reward",
+    "bic",
+    "nrmse_reward",
+    "spl_reward",
+    "tpsr_reward",
+    "mse",
+    "nrmse",
+    "rank_weights",
+]
+
+#: Names accepted by :func:`make_reward`.
+REWARDS: tuple[str, ...] = ("bic", "nrmse", "spl", "tpsr")
+
+_EPS = float(np.finfo(np.float64).eps)
+_ROUNDOFF = 1024.0  # see "Round-off floor" in the module docstring
+_TINY = float(np.finfo(np.float64).tiny)
+
+
+# --------------------------------------------------------------------------- targets
+@dataclass(frozen=True)
+class _Targets:
+    """Statistics of the training targets, computed once per fit."""
+
+    y: np.ndarray  # (S,)
+    w: np.ndarray | None  # (S,) rescaled to sum to S, or None
+    n: int  # S
+    variance: float  # weighted variance of y, floored
+    floor: float  # σ²_min
+
+
+def _targets(y, sample_weight=None) -> _Targets:
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    n = y.shape[0]
+    if n == 0:
+        raise ValueError("y is empty.")
+    if not np.all(np.isfinite(y)):
+        raise ValueError("y must be finite.")
+    if sample_weight is None:
+        w = None
+        mean = float(np.mean(y))
+        var = float(np.mean((y - mean) ** 2))
+        ms = float(np.mean(y * y))
+    else:
+        w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+        if w.shape != y.shape:
+            raise ValueError(f"sample_weight has shape {w.shape}, expected {y.shape}.")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.sum(w) > 0:
+            raise ValueError("sample_weight must be finite, non-negative and not all zero.")
+        w = w * (n / np.sum(w))
+        mean = float(np.dot(w, y) / n)
+        var = float(np.dot(w, (y - mean) ** 2) / n)
+        ms = float(np.dot(w, y * y) / n)
+    floor = max((_ROUNDOFF * _EPS) ** 2 * ms, _TINY)
+    return _Targets(y, w, n, max(var, floor), floor)
+
+
+def _residuals(y_pred, t: _Targets) -> np.ndarray | None:
+    """Residuals (S,), or None if the prediction is invalid (not finite everywhere)."""
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    if y_pred.shape != t.y.shape:
+        y_pred = np.broadcast_to(y_pred, t.y.shape)
+    if not np.all(np.isfinite(y_pred)):
+        return None
+    with np.errstate(all="ignore"):
+        return y_pred - t.y
+
+
+def _mean_square(r: np.ndarray, t: _Targets) -> float:
+    with np.errstate(all="ignore"):
+        if t.w is None:
+            return float(np.dot(r, r)) / t.n
+        return float(np.dot(t.w, r * r)) / t.n
+
+
+def _valid_mean_square(y_pred, t: _Targets) -> tuple[np.ndarray, float] | None:
+    """(residuals, weighted MSE), or None when invalid: a non-finite prediction, or
+    predictions so large that the squared error overflows."""
+    r = _residuals(y_pred, t)
+    if r is None:
+        return None
+    ms = _mean_square(r, t)
+    return (r, ms) if np.isfinite(ms) else None
+
+
+def _finite_or_worst(value: float) -> float:
+    return float(value) if np.isfinite(value) else -np.inf
+
+
+# --------------------------------------------------------------------------- rewards
+def _bic(y_pred, t: _Targets, complexity: int, variance: str, likelihood: str, nu: float) -> float:
+    valid = _valid_mean_square(y_pred, t)
+    if valid is None:
+        return -np.inf
+    r, ms = valid
+    S = t.n
+    # σ² from the targets, or the expression's own MSE; floored at round-off either way
+    sigma2 = t.variance if variance == "target" else max(ms, t.floor)
+    with np.errstate(all="ignore"):
+        if likelihood == "gaussian":
+            if variance == "mle":
+                # Σ r²/σ² = S exactly at σ² = MSE. Below the floor it is taken as S
+                # too, so the likelihood is flat (and continuous) there and
+                # round-off cannot separate exact fits.
+                quad = float(S)
+            else:
+                quad = ms * S / sigma2
+            loglik = -0.5 * (S * log(2.0 * pi * sigma2) + quad)
+        else:  # Student-t with scale chosen so its variance is σ²
+            s2 = sigma2 * (nu - 2.0) / nu
+            # A residual below round-off is indistinguishable from 0: flooring each
+            # r² keeps exact fits from being ranked by their round-off pattern.
+            z = np.maximum(r * r, t.floor) / (nu * s2)
+            if t.w is not None:
+                tail = float(np.dot(t.w, np.log1p(z)))
+            else:
+                tail = float(np.sum(np.log1p(z)))
+            const = lgamma((nu + 1.0) / 2.0) - lgamma(nu / 2.0) - 0.5 * log(nu * pi * s2)
+            loglik = S * const - 0.5 * (nu + 1.0) * tail
+    return _finite_or_worst(-(complexity * log(S) - 2.0 * loglik))
+
+
+def _nrmse_reward(y_pred, t: _Targets) -> float:
+    valid = _valid_mean_square(y_pred, t)
+    if valid is None:
+        return -np.inf
+    return _finite_or_worst(1.0 / (1.0 + sqrt(valid[1] / t.variance)))
+
+
+def _spl_reward(y_pred, t: _Targets, n_mul: int, eta: float) -> float:
+    valid = _valid_mean_square(y_pred, t)
+    if valid is None:
+        return -np.inf
+    return _finite_or_worst(eta**n_mul / (1.0 + sqrt(valid[1])))
+
+
+def _tpsr_reward(y_pred, t: _Targets, length: int, max_length: int, lam: float) -> float:
+    valid = _valid_mean_square(y_pred, t)
+    if valid is None:
+        return -np.inf
+    nmse = valid[1] / t.variance
+    return _finite_or_worst(1.0 / (1.0 + nmse) + lam * exp(-length / max_length))
+
+
+def bic(
+    y_pred: np.ndarray,
+    y: np.ndarray,
+    complexity: int,
+    *,
+    sample_weight: np.ndarray | None = None,
+    variance: str = "target",
+    likelihood: str = "gaussian",
+    nu: float = 4.0,
+) -> float:
+    """−BIC = −(k ln S − 2 ln p(τ)); ``-inf`` for non-finite predictions.
+
+    Parameters
+    ----------
+    y_pred, y : ndarray of shape (S,)
+        Predictions τ(xᵢ) and targets yᵢ.
+    complexity : int
+        k, the number of nodes plus the number of constants.
+    sample_weight : ndarray of shape (S,), optional
+        Frequency-style weights, rescaled to sum to S.
+    variance : {"target", "mle"}
+        σ² = variance of y, or the mean squared residual (both floored at round-off).
+    likelihood : {"gaussian", "student_t"}
+        Residual model; the Student-t has ν = ``nu`` and scale² = σ²(ν−2)/ν.
+    nu : float, default=4.0
+        Degrees of freedom of the Student-t (> 2, so that σ² is its variance).
+    """
+    _check_bic_options(variance, likelihood, nu)
+    return _bic(y_pred, _targets(y, sample_weight), int(complexity), variance, likelihood, nu)
+
+
+def nrmse_reward(y_pred, y, *, sample_weight=None) -> float:
+    """DSR's 1 / (1 + NRMSE); ``-inf`` for non-finite predictions."""
+    return _nrmse_reward(y_pred, _targets(y, sample_weight))
+
+
+def spl_reward(y_pred, y, n_mul: int, *, eta: float = 0.99, sample_weight=None) -> float:
+    """SPL's η^n / (1 + RMSE), n = number of multiplications; ``-inf`` if invalid."""
+    return _spl_reward(y_pred, _targets(y, sample_weight), int(n_mul), float(eta))
+
+
+def tpsr_reward(y_pred, y, length: int, *, max_length: int = 32, lam: float = 0.1,
+                sample_weight=None) -> float:
+    """TPSR's 1 / (1 + NMSE) + λ exp(−l / L); ``-inf`` if invalid."""
+    targets = _targets(y, sample_weight)
+    return _tpsr_reward(y_pred, targets, int(length), int(max_length), float(lam))
+
+
+def mse(y_pred: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """(Weighted) mean squared error, the training loss reported to users; inf if invalid."""
+    valid = _valid_mean_square(y_pred, _targets(y, sample_weight))
+    return np.inf if valid is None else valid[1]
+
+
+def nrmse(y_pred: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
+    """RMSE / std(y) (weighted); inf if invalid."""
+    t = _targets(y, sample_weight)
+    valid = _valid_mean_square(y_pred, t)
+    return np.inf if valid is None else sqrt(valid[1] / t.variance)
+
+
+# --------------------------------------------------------------------------- factory
+def _check_bic_options(variance: str, likelihood: str, nu: float) -> None:
+    if variance not in ("target", "mle"):
+        raise ValueError(f"bic_variance must be 'target' or 'mle', got {variance!r}.")
+    if likelihood not in ("gaussian", "student_t"):
+        raise ValueError(f"likelihood must be 'gaussian' or 'student_t', got {likelihood!r}.")
+    if likelihood == "student_t" and not nu > 2:
+        raise ValueError(f"student_t_nu must be > 2 so that σ² is the variance, got {nu}.")
+
+
+class Reward:
+    """A reward bound to one training set: ``reward(y_pred, expression) -> float``.
+
+    Built by :func:`make_reward`; picklable, so it can travel to worker processes.
+    """
+
+    def __init__(self, name: str, targets: _Targets, options: dict) -> None:
+        self.name = name
+        self.targets = targets
+        self.options = options
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"Reward({self.name!r}{', ' if opts else ''}{opts})"
+
+    def __call__(self, y_pred: np.ndarray, expression: Expression) -> float:
+        t, o = self.targets, self.options
+        if self.name == "bic":
+            return _bic(y_pred, t, expression.complexity, o["variance"], o["likelihood"], o["nu"])
+        if self.name == "nrmse":
+            return _nrmse_reward(y_pred, t)
+        if self.name == "spl":
+            mul = expression.library.names.index("mul") if "mul" in expression.library.names else -1
+            n_mul = sum(1 for tok in expression.tokens if tok == mul)
+            return _spl_reward(y_pred, t, n_mul, o["eta"])
+        return _tpsr_reward(y_pred, t, len(expression.tokens), o["max_length"], o["lam"])
+
+
+def make_reward(
+    name: str,
+    y: np.ndarray,
+    *,
+    sample_weight: np.ndarray | None = None,
+    bic_variance: str = "target",
+    likelihood: str = "gaussian",
+    student_t_nu: float = 4.0,
+    spl_eta: float = 0.99,
+    tpsr_lambda: float = 0.1,
+    max_length: int = 32,
+) -> Callable[[np.ndarray, Expression], float]:
+    """The reward ``R(y_pred, expression)`` named ``name``, bound to the targets ``y``.
+
+    Call once per fit; the target statistics (variance, round-off floor, weights)
+    are computed here and reused for every expression.
+
+    Parameters
+    ----------
+    name : {"bic", "nrmse", "spl", "tpsr"}
+    y : ndarray of shape (S,)
+        Training targets (all rows, as the rewards are scored on all rows).
+    sample_weight : ndarray of shape (S,), optional
+    bic_variance : {"target", "mle"}, default="target"
+    likelihood : {"gaussian", "student_t"}, default="gaussian"
+    student_t_nu : float, default=4.0
+    spl_eta : float, default=0.99
+        SPL's η in (0, 1].
+    tpsr_lambda : float, default=0.1
+        TPSR's λ ≥ 0.
+    max_length : int, default=32
+        TPSR's L, the maximum number of nodes.
+    """
+    if name not in REWARDS:
+        raise ValueError(f"Unknown reward {name!r}. Known rewards: {', '.join(REWARDS)}.")
+    targets = _targets(y, sample_weight)
+    if name == "bic":
+        _check_bic_options(bic_variance, likelihood, float(student_t_nu))
+        options = dict(variance=bic_variance, likelihood=likelihood, nu=float(student_t_nu))
+    elif name == "spl":
+        if not 0 < spl_eta <= 1:
+            raise ValueError(f"spl_eta must be in (0, 1], got {spl_eta}.")
+        options = dict(eta=float(spl_eta))
+    elif name == "tpsr":
+        if not tpsr_lambda >= 0:
+            raise ValueError(f"tpsr_lambda must be >= 0, got {tpsr_lambda}.")
+        if int(max_length) < 1:
+            raise ValueError(f"max_length must be >= 1, got {max_length}.")
+        options = dict(lam=float(tpsr_lambda), max_length=int(max_length))
+    else:
+        options = {}
+    return Reward(name, targets, options)
+
+
+# --------------------------------------------------------------------------- rank mapping
+def rank_weights(
+    rewards: np.ndarray, alpha: float, batch_size: int, lam: float = 0.2
+) -> np.ndarray:
+    """The step-wise rank mapping f of eq. (7).
+
+    f(τ) = λ · ReLU(1 − |{τ' : R(τ') > R(τ)}| / (α·B/100)), counted over the whole
+    set passed in (e.g. memory plus new samples). Ties share a weight (only
+    strictly greater rewards count), so the top α% always get a positive weight
+    even when their rewards are equal: there is no tail barrier. ``-inf`` and NaN
+    rewards get 0.
+
+    Parameters
+    ----------
+    rewards : ndarray of shape (N,)
+    alpha : float
+        Risk-seeking percentage, 0 < α ≤ 100 (the paper uses 5).
+    batch_size : int
+        B.
+    lam : float, default=0.2
+        λ > 0.
+
+    Returns
+    -------
+    ndarray of shape (N,)
+        Weights in [0, λ].
+    """
+    if not 0 < alpha <= 100:
+        raise ValueError(f"alpha is a percentage in (0, 100], got {alpha}.")
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
+    if not lam > 0:
+        raise ValueError(f"lam must be > 0, got {lam}.")
+    r = np.asarray(rewards, dtype=np.float64).reshape(-1)
+    r = np.where(np.isnan(r), -np.inf, r)
+    ordered = np.sort(r)  # ascending
+    greater = r.size - np.searchsorted(ordered, r, side="right")  # |{τ': R(τ') > R(τ)}|
+    weights = lam * np.maximum(0.0, 1.0 - greater / (alpha * int(batch_size) / 100.0))
+    weights[r == -np.inf] = 0.0
+    return weights

@@ -1,0 +1,345 @@
+"""Batched breadth-first sampling of expression trees, and teacher-forced re-scoring.
+
+:class:`Sampler` grows a whole batch of trees at once, one BFS node per step
+(appendix Algorithm 1): the policy scores node ``t`` of every growing tree from
+its key/value cache, the constraint mask sets banned logits to −inf, a token is
+drawn from the masked softmax, and the trees that closed drop out of the batch.
+The result is a :class:`Batch` — tokens, places, masks and the per-token
+log-probability and entropy of the masked distribution.
+
+The training step re-scores a batch with :func:`masked_log_softmax` under the
+same (or newer) weights.  Under the same weights it reproduces the sampling-time
+log-probabilities (float32 round-off), because both use the same places, the
+same masks and the same model.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, fields
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from .constraints import Constraints
+from .expression import Expression, is_complete
+from .library import Library
+from .policy import Policy
+
+__all__ = [
+    "PAD",
+    "Batch",
+    "Sampler",
+    "masked_log_softmax",
+    "token_log_probs",
+    "masked_entropy",
+    "masked_kl",
+    "rescore",
+]
+
+#: Token id stored past the end of a tree in :attr:`Batch.tokens`.
+PAD = -1
+
+
+@dataclass(eq=False, repr=False)
+class Batch:
+    """Sampled (or teacher-forced) trees, padded to T = max_length.
+
+    Attributes
+    ----------
+    tokens : LongTensor (B, T)
+        BFS token ids; :data:`PAD` (−1) past ``lengths``.
+    lengths : LongTensor (B,)
+        Nodes per tree.
+    depth : LongTensor (B, T)
+        Depth d of each node (root 1); 0 at padding.
+    horizontal : Tensor (B, T)
+        Horizontal place h of each node (root 1/2); 0 at padding.
+    masks : BoolTensor (B, T, V)
+        Allowed tokens at each node; all False at padding.
+    log_probs : Tensor (B, T)
+        log p(token) under the masked distribution when sampled; 0 at padding.
+    entropies : Tensor (B, T)
+        Entropy of the masked distribution; 0 at padding.
+    """
+
+    tokens: torch.Tensor
+    lengths: torch.Tensor
+    depth: torch.Tensor
+    horizontal: torch.Tensor
+    masks: torch.Tensor
+    log_probs: torch.Tensor
+    entropies: torch.Tensor
+
+    def __len__(self) -> int:
+        return self.tokens.shape[0]
+
+    def __repr__(self) -> str:
+        B, T = self.tokens.shape
+        return f"Batch(size={B}, max_length={T}, device={self.tokens.device})"
+
+    def __getitem__(self, index) -> "Batch":
+        """Rows selected by an index tensor or array, a list of ints or bools, or a slice.
+
+        An int selects one row and keeps the batch axis.
+        """
+        if isinstance(index, numbers.Integral):
+            index = [int(index)]
+        if not isinstance(index, (slice, torch.Tensor)):
+            index = np.asarray(index)
+            index = torch.as_tensor(index if index.size else index.astype(np.int64))
+        return Batch(**{f.name: getattr(self, f.name)[index] for f in fields(self)})
+
+    @staticmethod
+    def concat(batches: Sequence["Batch"]) -> "Batch":
+        """Stack batches with the same T and V along the batch axis."""
+        if not batches:
+            raise ValueError("concat needs at least one batch.")
+        return Batch(**{f.name: torch.cat([getattr(b, f.name) for b in batches])
+                        for f in fields(Batch)})
+
+    def to(self, device: torch.device | str) -> "Batch":
+        return Batch(**{f.name: getattr(self, f.name).to(device) for f in fields(self)})
+
+    @property
+    def valid(self) -> torch.Tensor:
+        """(B, T) bool: position holds a node (not padding)."""
+        T = self.tokens.shape[1]
+        return torch.arange(T, device=self.tokens.device) < self.lengths.unsqueeze(1)
+
+    def token_lists(self) -> list[tuple[int, ...]]:
+        """Each tree's BFS token ids, unpadded."""
+        rows = self.tokens.tolist()
+        return [tuple(r[:n]) for r, n in zip(rows, self.lengths.tolist())]
+
+    def keys(self) -> list[tuple[int, ...]]:
+        """Canonical key of each tree (same as :attr:`Expression.key`)."""
+        return self.token_lists()
+
+    def expressions(self, library: Library) -> list[Expression]:
+        return [Expression(tokens, library) for tokens in self.token_lists()]
+
+
+class Sampler:
+    """Draws constrained expression trees from a policy, breadth-first.
+
+    Parameters
+    ----------
+    policy : Policy
+        Its device is where sampling runs.
+    library : Library
+    constraints : Constraints
+        ``constraints.max_length`` is the padded length T of every batch.
+    """
+
+    def __init__(self, policy: Policy, library: Library, constraints: Constraints) -> None:
+        if policy.n_tokens != len(library):
+            raise ValueError(
+                f"The policy scores {policy.n_tokens} tokens but the library has {len(library)}."
+            )
+        if constraints.library is not library and constraints.library.names != library.names:
+            raise ValueError("The constraints were built for another library.")
+        if constraints.max_length > policy.max_length:
+            raise ValueError(
+                f"constraints.max_length ({constraints.max_length}) exceeds the policy's "
+                f"max_length ({policy.max_length})."
+            )
+        self.policy, self.library, self.constraints = policy, library, constraints
+
+    @property
+    def device(self) -> torch.device:
+        return self.policy.device
+
+    def _empty(self, n: int) -> dict[str, torch.Tensor]:
+        T, V, dev = self.constraints.max_length, len(self.library), self.device
+        return dict(
+            tokens=torch.full((n, T), PAD, dtype=torch.long, device=dev),
+            lengths=torch.zeros(n, dtype=torch.long, device=dev),
+            depth=torch.zeros(n, T, dtype=torch.long, device=dev),
+            horizontal=torch.zeros(n, T, device=dev),
+            masks=torch.zeros(n, T, V, dtype=torch.bool, device=dev),
+            log_probs=torch.zeros(n, T, device=dev),
+            entropies=torch.zeros(n, T, device=dev),
+        )
+
+    @torch.no_grad()
+    def sample(self, n: int, generator: torch.Generator | None = None) -> Batch:
+        """Sample ``n`` complete trees (duplicates possible).
+
+        All randomness comes from ``generator`` (the default RNG if None).
+        """
+        if n < 1:
+            raise ValueError(f"n must be ≥ 1, got {n}.")
+        policy, dev = self.policy, self.device
+        state = self.constraints.new_state(n, policy.start_token, dev)
+        cache = policy.init_cache(n)
+        rows = torch.arange(n, device=dev)  # batch row of each growing tree
+        out = self._empty(n)
+        steps = []  # per step: (rows, tokens, log p, entropy, mask, depth, h)
+        for t in range(self.constraints.max_length):
+            mask = self.constraints.mask(state)  # (b, V)
+            logits = policy.step(state.prev_token, state.depth[:, t], state.horizontal[:, t],
+                                 t, cache)  # (b, V)
+            log_p = torch.log_softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
+            probs = log_p.exp()  # (b, V), 0 where banned
+            token = _draw(probs, generator)  # (b,)
+            entropy = -(probs * log_p.masked_fill(~mask, 0.0)).sum(-1)
+            steps.append((rows, token, log_p.gather(1, token.unsqueeze(1)).squeeze(1),
+                          entropy, mask, state.depth[:, t], state.horizontal[:, t]))
+            state.advance(token)
+            done = state.done
+            out["lengths"][rows[done]] = t + 1
+            if t + 1 == self.constraints.max_length:
+                break
+            # Drop closed trees so the model only runs on trees still growing.
+            growing = (~done).nonzero().squeeze(1)
+            if growing.numel() == 0:
+                break
+            if growing.numel() < len(rows):
+                rows, state, cache = rows[growing], state.select(growing), cache.select(growing)
+        # Scatter every step's rows into the padded tensors in one go.
+        row = torch.cat([s[0] for s in steps])
+        col = torch.cat([torch.full_like(s[0], t) for t, s in enumerate(steps)])
+        for name, i in (("tokens", 1), ("log_probs", 2), ("entropies", 3), ("masks", 4),
+                        ("depth", 5), ("horizontal", 6)):
+            out[name][row, col] = torch.cat([s[i] for s in steps])
+        return Batch(**out)
+
+    def sample_unique(
+        self, batch_size: int, oversampling: float = 2, generator: torch.Generator | None = None
+    ) -> Batch:
+        """Draw ``oversampling · batch_size`` trees and keep the first ``batch_size`` unique.
+
+        When fewer unique trees were drawn, duplicates (in drawing order) fill the
+        batch (appendix Algorithm 1).
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be ≥ 1, got {batch_size}.")
+        if oversampling < 1:
+            raise ValueError(f"oversampling must be ≥ 1, got {oversampling}.")
+        batch = self.sample(max(batch_size, int(round(oversampling * batch_size))), generator)
+        seen: set = set()
+        first, rest = [], []
+        for i, key in enumerate(batch.keys()):
+            (rest if key in seen else first).append(i)
+            seen.add(key)
+        keep = (first + rest)[:batch_size]
+        return batch[torch.as_tensor(keep, dtype=torch.long, device=batch.tokens.device)]
+
+    def teacher_force(self, token_lists: Sequence[Sequence[int]]) -> Batch:
+        """Rebuild a :class:`Batch` for given BFS token sequences (replay, hall of fame).
+
+        Places and masks come from the same constraint state machine with the
+        tokens forced; log-probabilities and entropies are under the current
+        weights.  Raises ValueError for an incomplete or too long tree, or one
+        the constraints would not have allowed.
+        """
+        T, dev = self.constraints.max_length, self.device
+        n = len(token_lists)
+        if n == 0:
+            raise ValueError("teacher_force needs at least one token sequence.")
+        out = self._empty(n)
+        padded = []
+        for i, seq in enumerate(token_lists):
+            seq = [int(s) for s in seq]
+            if len(seq) > T:
+                raise ValueError(f"Sequence {i} has {len(seq)} nodes; max_length is {T}.")
+            known = all(0 <= s < len(self.library) for s in seq)
+            if not known or not is_complete(seq, self.library):
+                raise ValueError(
+                    f"Sequence {i} {seq} is not one complete BFS tree of this library."
+                )
+            padded.append(seq + [PAD] * (T - len(seq)))
+        tokens = out["tokens"] = torch.tensor(padded, dtype=torch.long, device=dev)
+        lengths = out["lengths"] = (tokens != PAD).sum(1)
+        state = self.constraints.new_state(n, self.policy.start_token, dev)
+        for t in range(int(lengths.max())):
+            live = lengths > t
+            mask = self.constraints.mask(state)
+            # Finished rows take a harmless terminal so the state stays consistent.
+            forced = torch.where(live, tokens[:, t], int(self.library.variable_ids[0]))
+            ok = mask.gather(1, forced.unsqueeze(1)).squeeze(1) | ~live
+            if not bool(ok.all()):
+                i = int((~ok).nonzero()[0])
+                name = self.library.names[int(forced[i])]
+                raise ValueError(
+                    f"Sequence {i}: token {name!r} at BFS position {t} breaks the constraints."
+                )
+            out["masks"][:, t] = mask & live.unsqueeze(1)
+            out["depth"][:, t] = torch.where(live, state.depth[:, t], 0)
+            out["horizontal"][:, t] = torch.where(live, state.horizontal[:, t], 0.0)
+            state.advance(forced)
+        batch = Batch(**out)
+        with torch.no_grad():
+            batch.log_probs, batch.entropies = rescore(self.policy, batch)
+        return batch
+
+
+def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """One draw per row of ``probs`` (b, V) by inverting the CDF; zero entries never come up.
+
+    Token k is drawn iff cdf[k-1] ≤ u·total < cdf[k], which needs cdf[k] > cdf[k-1],
+    i.e. probs[k] > 0.  (One uniform per row: cheaper than Gumbel-max on CPU.)
+    """
+    cdf = probs.cumsum(dim=-1)  # (b, V)
+    gen_device = generator.device if generator is not None else probs.device
+    u = torch.rand((probs.shape[0], 1), generator=generator, device=gen_device, dtype=probs.dtype)
+    token = (cdf <= u.to(probs.device) * cdf[:, -1:]).sum(dim=-1)  # (b,)
+    # u·total can round up to total (p ≈ 2^-24 per row): take the last allowed token.
+    overflow = token == probs.shape[1]
+    if bool(overflow.any()):
+        last = probs.shape[1] - 1 - (probs.flip(-1) > 0).long().argmax(dim=-1)
+        token = torch.where(overflow, last, token)
+    return token
+
+
+# ----------------------------------------------------------- re-scoring helpers
+
+def masked_log_softmax(policy: Policy, batch: Batch) -> torch.Tensor:
+    """Teacher-forced log-probabilities (B, T, V) of the masked distributions.
+
+    At a node, banned tokens are −inf and the allowed ones sum to probability 1.
+    A padding row (no node, nothing allowed) is all 0, like ``Batch.log_probs``
+    there, so that ``x * batch.valid`` stays finite.  Differentiable with finite
+    gradients: the −inf are filled in after the softmax (their gradient is 0);
+    never multiply them by 0 yourself — use :func:`token_log_probs`,
+    :func:`masked_entropy` and :func:`masked_kl`, or ``torch.where(mask, log_p, 0)``.
+    """
+    # Only run the model up to the longest tree; the rest is padding.
+    T = batch.tokens.shape[1]
+    n = max(int(batch.lengths.max()), 1) if len(batch) else 1
+    tokens, depth, horizontal = batch.tokens[:, :n], batch.depth[:, :n], batch.horizontal[:, :n]
+    logits = policy(policy.shift_right(tokens), depth, horizontal)  # (B, n, V)
+    mask = batch.masks[:, :n]
+    live = mask.any(dim=-1, keepdim=True)  # (B, n, 1): the position holds a node
+    # Padding rows get every entry in the softmax so that it stays finite.
+    log_p = torch.log_softmax(logits.masked_fill(~(mask | ~live), float("-inf")), dim=-1)
+    log_p = log_p.masked_fill(~mask & live, float("-inf")).masked_fill(~live, 0.0)
+    return torch.nn.functional.pad(log_p, (0, 0, 0, T - n))  # (B, T, V), padding rows 0
+
+
+def token_log_probs(log_p: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """log p of each taken token (B, T) from :func:`masked_log_softmax`; 0 at padding."""
+    valid = batch.valid
+    index = batch.tokens.clamp(min=0).unsqueeze(-1)
+    taken = log_p.masked_fill(~batch.masks, 0.0).gather(-1, index).squeeze(-1)
+    return taken.masked_fill(~valid, 0.0)
+
+
+def masked_entropy(log_p: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Entropy (B, T) of masked distributions; 0 where nothing is allowed (padding)."""
+    safe = log_p.masked_fill(~mask, 0.0)
+    return -(safe.exp().masked_fill(~mask, 0.0) * safe).sum(-1)
+
+
+def masked_kl(log_p: torch.Tensor, log_q: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """KL(p ‖ q) (B, T) over the allowed tokens; 0 at padding.  NaN-free gradients."""
+    lp, lq = log_p.masked_fill(~mask, 0.0), log_q.masked_fill(~mask, 0.0)
+    return (lp.exp().masked_fill(~mask, 0.0) * (lp - lq)).sum(-1)
+
+
+def rescore(policy: Policy, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+    """(log p of the taken tokens, entropies), both (B, T) with padding 0, under ``policy``."""
+    log_p = masked_log_softmax(policy, batch)
+    return token_log_probs(log_p, batch), masked_entropy(log_p, batch.masks)

@@ -1,0 +1,333 @@
+"""Algorithm 1 of the paper: the CADSR epoch loop.
+
+Each epoch (appendix Algorithm 1, eq. 7–9):
+
+1. θ_old ← θ; every ``G`` epochs θ_ref ← θ.
+2. Sample B unique expressions, fit their constants (Levenberg–Marquardt) and
+   score them with the reward (BIC by default).
+3. Keep the top α % of the batch and merge it with the replay buffer of the
+   historically best expressions (deduplicated by key).
+4. Map rewards to ranks, eq. (7): f(τ) = λ·ReLU(1 − #{τ' : R(τ') > R(τ)} / (αB/100)).
+5. Take ``C`` Adam steps on the GRPO objective, eq. (8)–(9): the clipped ratio
+   against the sampling policy θ_old, minus β·KL to the reference policy, plus
+   the entropy bonus λ_H·H.
+6. Update the best expression τ*, the hall of fame and the replay buffer.
+
+The loop knows nothing about scikit-learn: :mod:`cadsr_sklearn.estimator`
+validates input and builds the pieces; this module runs the search.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+
+from .constants import ConstantFitter
+from .expression import Expression
+from .library import Library
+from .policy import Policy
+from .rewards import rank_weights
+from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
+
+__all__ = ["TrainingConfig", "Candidate", "HallOfFame", "SearchResult", "run_search"]
+
+
+@dataclass
+class TrainingConfig:
+    """Settings of the search loop (names follow the estimator's parameters)."""
+
+    batch_size: int = 1000  # B
+    oversampling: float = 2.0  # γ
+    n_epochs: int = 600  # T
+    learning_rate: float = 1e-4  # l
+    alpha: float = 5.0  # α, percent
+    beta: float = 0.01  # β
+    epsilon: float = 0.2  # ε
+    lam: float = 0.2  # λ
+    entropy_coef: float = 0.005  # λ_H
+    steps_per_epoch: int = 5  # C
+    ref_update_every: int = 5  # G
+    policy: str = "grpo"  # or "risk_seeking" (eq. 2 weights replaced by eq. 7, one step, no GRPO)
+    max_time: float | None = None
+    max_evaluations: int | None = None
+    tol: float = 1e-12
+    patience: int | None = None
+
+    @property
+    def n_top(self) -> int:
+        """αB/100, the size of the top set and of the replay buffer."""
+        return max(1, math.ceil(self.alpha * self.batch_size / 100))
+
+
+@dataclass
+class Candidate:
+    """A scored expression."""
+
+    expression: Expression
+    reward: float
+    loss: float  # training mean squared error
+
+    @property
+    def complexity(self) -> int:
+        return self.expression.complexity
+
+
+class HallOfFame:
+    """Best expression at each complexity; its Pareto front is what users choose from."""
+
+    def __init__(self) -> None:
+        self.by_complexity: dict[int, Candidate] = {}
+
+    def update(self, candidates: list[Candidate]) -> None:
+        for cand in candidates:
+            if not math.isfinite(cand.reward):
+                continue
+            best = self.by_complexity.get(cand.complexity)
+            if best is None or cand.loss < best.loss:
+                self.by_complexity[cand.complexity] = cand
+
+    def pareto_front(self) -> list[Candidate]:
+        """Candidates whose loss is lower than that of every simpler candidate."""
+        front: list[Candidate] = []
+        for k in sorted(self.by_complexity):
+            cand = self.by_complexity[k]
+            if not front or cand.loss < front[-1].loss:
+                front.append(cand)
+        return front
+
+
+@dataclass
+class SearchResult:
+    best: Candidate | None
+    hall_of_fame: HallOfFame
+    history: list[dict] = field(default_factory=list)
+    n_epochs: int = 0
+    n_evaluations: int = 0
+    stop_reason: str = ""
+    interrupted: bool = False
+
+
+class _Scorer:
+    """Constants → predictions → reward for sampled expressions, cached by key."""
+
+    def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray):
+        self.fitter, self.reward, self.loss, self.X = fitter, reward, loss, X
+        self.cache: dict[tuple, Candidate] = {}
+
+    def __call__(self, expressions: list[Expression]) -> list[Candidate]:
+        new = {e.key: e for e in expressions if e.key not in self.cache}
+        if new:
+            # a failed fit leaves NaN constants, so its predictions are non-finite too
+            for expr in self.fitter.fit(list(new.values())):
+                y_pred = expr.evaluate(self.X)
+                if not np.all(np.isfinite(y_pred)):
+                    self.cache[expr.key] = Candidate(expr, -math.inf, math.inf)
+                else:
+                    self.cache[expr.key] = Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred))
+        return [self.cache[e.key] for e in expressions]
+
+
+def grpo_loss(
+    policy: Policy,
+    batch: Batch,
+    weights: torch.Tensor,
+    old_log_probs: torch.Tensor,
+    ref_log_dist: torch.Tensor,
+    config: TrainingConfig,
+) -> tuple[torch.Tensor, dict]:
+    """Negative of eq. (9) minus the entropy bonus, with its diagnostics.
+
+    ``weights`` are the rank-mapped rewards f(τ_i) (N,); ``old_log_probs`` the
+    per-token log-probabilities under θ_old (N, T); ``ref_log_dist`` the masked
+    log-distributions under θ_ref (N, T, V).
+    """
+    scale = 100.0 / (config.alpha * config.batch_size)  # the paper's 100/(αB)
+    valid = batch.valid  # (N, T)
+    log_dist = masked_log_softmax(policy, batch)  # (N, T, V)
+    log_probs = token_log_probs(log_dist, batch)  # (N, T)
+    ratio = torch.exp(log_probs - old_log_probs)  # g_ij, eq. (8)
+    clipped = ratio.clamp(1.0 - config.epsilon, 1.0 + config.epsilon)
+    f = weights.unsqueeze(-1)  # (N, 1)
+    surrogate = torch.minimum(f * ratio, f * clipped) * valid  # f ≥ 0, so min(g, clip g)·f
+    kl_ref = masked_kl(log_dist, ref_log_dist, batch.masks)  # eq. (9): KL[p_θ ‖ p_ref]
+    entropy = masked_entropy(log_dist, batch.masks)
+    objective = scale * (surrogate.sum() - config.beta * kl_ref.sum())
+    entropy_bonus = scale * entropy.sum()
+    loss = -objective - config.entropy_coef * entropy_bonus
+
+    n_tokens = valid.sum().clamp(min=1)
+    with torch.no_grad():
+        log_ratio = (log_probs - old_log_probs) * valid
+        diagnostics = {
+            # k3 estimator of KL(θ_old ‖ θ), as in CleanRL
+            "approx_kl": float(((ratio - 1.0) * valid - log_ratio).sum() / n_tokens),
+            "clip_fraction": float((((ratio - 1.0).abs() > config.epsilon) * valid).sum() / n_tokens),
+            "kl_ref": float(kl_ref.sum() / n_tokens),
+            "entropy": float(entropy.sum() / n_tokens),
+            "loss": float(loss),
+        }
+    return loss, diagnostics
+
+
+def risk_seeking_loss(
+    policy: Policy, batch: Batch, weights: torch.Tensor, config: TrainingConfig
+) -> tuple[torch.Tensor, dict]:
+    """The "Drop GRPO" ablation: eq. (8) without ratio, clipping or KL."""
+    scale = 100.0 / (config.alpha * config.batch_size)
+    log_dist = masked_log_softmax(policy, batch)
+    log_probs = token_log_probs(log_dist, batch)
+    entropy = masked_entropy(log_dist, batch.masks)
+    objective = scale * (weights * log_probs.sum(-1)).sum()
+    loss = -objective - config.entropy_coef * scale * entropy.sum()
+    n_tokens = batch.valid.sum().clamp(min=1)
+    return loss, {
+        "approx_kl": 0.0,
+        "clip_fraction": 0.0,
+        "kl_ref": 0.0,
+        "entropy": float(entropy.sum() / n_tokens),
+        "loss": float(loss),
+    }
+
+
+def run_search(
+    policy: Policy,
+    sampler: Sampler,
+    scorer: _Scorer,
+    library: Library,
+    config: TrainingConfig,
+    y_variance: float,
+    generator: torch.Generator,
+    on_epoch: Callable[[dict, Candidate | None], None] | None = None,
+) -> SearchResult:
+    """Run Algorithm 1 until a stopping rule fires; Ctrl-C stops it cleanly."""
+    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    old_policy = copy.deepcopy(policy).requires_grad_(False)
+    ref_policy = copy.deepcopy(policy).requires_grad_(False)
+    replay: list[Candidate] = []
+    result = SearchResult(best=None, hall_of_fame=HallOfFame())
+    start = time.perf_counter()
+    last_improvement = 0
+    epoch_seconds = 0.0
+
+    try:
+        for epoch in range(config.n_epochs):
+            epoch_start = time.perf_counter()
+            # 1. θ_old ← θ; every G epochs θ_ref ← θ
+            old_policy.load_state_dict(policy.state_dict())
+            if epoch % config.ref_update_every == 0:
+                ref_policy.load_state_dict(policy.state_dict())
+
+            # 2. sample B unique expressions, fit constants, score
+            batch = sampler.sample_unique(config.batch_size, config.oversampling, generator)
+            sampled_at = time.perf_counter()
+            candidates = scorer(batch.expressions(library))
+            scored_at = time.perf_counter()
+            result.n_evaluations += len(candidates)
+            rewards = np.array([c.reward for c in candidates])
+
+            # 3. top α% of the batch ∪ replay buffer, deduplicated by key
+            top = [i for i in np.argsort(-rewards, kind="stable")[: config.n_top] if np.isfinite(rewards[i])]
+            top_keys = {candidates[i].expression.key for i in top}
+            replay = [c for c in replay if c.expression.key not in top_keys]
+            members = [candidates[i] for i in top] + replay
+            result.hall_of_fame.update(candidates)
+
+            improved = False
+            diagnostics: dict = {}
+            if members:
+                # 4. eq. (7): rank-based reward mapping over the merged set
+                merged_rewards = np.array([c.reward for c in members])
+                weights = rank_weights(merged_rewards, config.alpha, config.batch_size, config.lam)
+                train_batch = Batch.concat(
+                    [batch[top], sampler.teacher_force([c.expression.tokens for c in replay])]
+                    if replay
+                    else [batch[top]]
+                )
+                w = torch.as_tensor(weights, dtype=torch.get_default_dtype(), device=train_batch.tokens.device)
+
+                # 5. C gradient steps on eq. (9) (or one step of the risk-seeking ablation)
+                diagnostics = _policy_update(
+                    policy, old_policy, ref_policy, optimizer, train_batch, w, config
+                )
+
+                # 6. τ*, replay buffer (top αB/100 of the merged set)
+                order = np.argsort(-merged_rewards, kind="stable")
+                replay = [members[i] for i in order[: config.n_top]]
+                leader = members[int(order[0])]
+                if result.best is None or leader.reward > result.best.reward:
+                    result.best = leader
+                    improved = True
+                    last_improvement = epoch
+
+            result.n_epochs = epoch + 1
+            now = time.perf_counter()
+            epoch_seconds = now - epoch_start
+            record = {
+                "epoch": epoch,
+                "best_reward": result.best.reward if result.best else -math.inf,
+                "best_loss": result.best.loss if result.best else math.inf,
+                "best_complexity": result.best.complexity if result.best else 0,
+                "batch_mean_reward": float(np.mean(rewards[np.isfinite(rewards)])) if np.isfinite(rewards).any() else -math.inf,
+                "n_unique": len(set(batch.keys())),
+                "invalid_fraction": float(np.mean(~np.isfinite(rewards))),
+                "evaluations": result.n_evaluations,
+                "time": now - start,
+                "time_sampling": sampled_at - epoch_start,
+                "time_scoring": scored_at - sampled_at,
+                "time_update": now - scored_at,
+                **diagnostics,
+            }
+            result.history.append(record)
+            if on_epoch is not None:
+                on_epoch(record, result.best)
+
+            stop = _stop_reason(config, result, now - start, epoch_seconds, epoch - last_improvement, y_variance)
+            if stop:
+                result.stop_reason = stop
+                break
+        else:
+            result.stop_reason = "n_epochs"
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.stop_reason = "interrupted"
+    return result
+
+
+def _policy_update(policy, old_policy, ref_policy, optimizer, batch, weights, config) -> dict:
+    if config.policy == "risk_seeking":
+        steps, diagnostics = 1, {}
+    else:
+        steps = config.steps_per_epoch
+        with torch.no_grad():
+            # sampling-time probabilities: θ_old is the policy the batch was drawn from
+            old_log_probs = token_log_probs(masked_log_softmax(old_policy, batch), batch)
+            ref_log_dist = masked_log_softmax(ref_policy, batch)
+    for _ in range(steps):
+        if config.policy == "risk_seeking":
+            loss, diagnostics = risk_seeking_loss(policy, batch, weights, config)
+        else:
+            loss, diagnostics = grpo_loss(policy, batch, weights, old_log_probs, ref_log_dist, config)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return diagnostics
+
+
+def _stop_reason(config, result, elapsed, epoch_seconds, stale_epochs, y_variance) -> str:
+    best = result.best
+    if best is not None and best.loss <= config.tol * max(y_variance, np.finfo(float).tiny):
+        return "tol"
+    if config.max_evaluations is not None and result.n_evaluations >= config.max_evaluations:
+        return "max_evaluations"
+    # stop when another epoch would likely overrun the budget
+    if config.max_time is not None and elapsed + 0.5 * epoch_seconds >= config.max_time:
+        return "max_time"
+    if config.patience is not None and stale_epochs >= config.patience:
+        return "patience"
+    return ""

@@ -1,0 +1,294 @@
+"""Constant fitting: accuracy on the Constant suite, Jacobian, failures, cache, parallelism."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from cadsr_sklearn import Expression, Library
+from cadsr_sklearn import constants as C
+from cadsr_sklearn.constants import ConstantFitter
+
+BINARY = ("add", "sub", "mul", "div", "pow")
+UNARY = ("sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs")
+
+# name: (n_features, (a, b), true structure in prefix order, constants in prefix order,
+#        other constant vectors that give the same function)
+CONSTANT_SUITE = {
+    "Constant-1": (1, (-1, 1), "add add mul c mul x0 mul x0 x0 mul c mul x0 x0 mul c x0",
+                   [3.39, 2.12, 1.78], []),
+    "Constant-2": (1, (-1, 1), "sub mul sin mul x0 x0 cos x0 c", [0.75], []),
+    # cos is even: c2 and -c2 are the same function
+    "Constant-3": (2, (0, 1), "mul sin mul c x0 cos mul c x1", [1.5, 0.5], [[1.5, -0.5]]),
+    "Constant-4": (2, (0, 1), "mul c pow x0 x1", [2.7], []),
+    "Constant-5": (1, (0, 4), "sqrt mul c x0", [1.23], []),
+    "Constant-6": (1, (0, 4), "pow x0 c", [0.426], []),
+    # 2·sin(1.3x) = (−2)·sin(−1.3x)
+    "Constant-7": (2, (0, 1), "mul mul c sin mul c x0 cos x1", [2.0, 1.3], [[-2.0, -1.3]]),
+    "Constant-8": (1, (0, 2), "add log add x0 c log add mul x0 x0 c", [1.4, 1.3], []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTANT_SUITE))
+@pytest.mark.parametrize("seed", range(5))
+def test_constant_suite_recovered_to_1e6(name, seed):
+    d, (a, b), prefix, true, alternatives = CONSTANT_SUITE[name]
+    lib = Library(d, BINARY, ("sin", "cos", "log", "sqrt", "exp"))
+    truth = Expression.from_names(prefix.split(), lib, constants=true, order="prefix")
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(a, b, (20, d))  # U[a, b, 20]
+    y = truth.evaluate(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitter = ConstantFitter(X, y, random_state=seed)
+        (fitted,) = fitter.fit([Expression(truth.tokens, lib)])  # constants start unknown
+    assert fitter.success_.tolist() == [True]
+    got = fitted.prefix_constants()
+    errors = [np.max(np.abs(got - t) / np.abs(t)) for t in [true] + alternatives]
+    assert min(errors) < 1e-6, (name, got)
+
+
+def test_scipy_solver_agrees():
+    d, (a, b), prefix, true, _ = CONSTANT_SUITE["Constant-8"]
+    lib = Library(d)
+    truth = Expression.from_names(prefix.split(), lib, constants=true, order="prefix")
+    X = np.random.default_rng(0).uniform(a, b, (50, d))
+    y = truth.evaluate(X) + 0.01 * np.sin(7 * X[:, 0])  # a non-zero-residual optimum
+    ours = ConstantFitter(X, y, random_state=1).fit([truth])[0].constants
+    ref = ConstantFitter(X, y, random_state=1, solver="scipy").fit([truth])[0].constants
+    np.testing.assert_allclose(ours, ref, rtol=1e-7)
+
+
+def test_linear_in_constants_matches_linear_least_squares():
+    # c0 + c1·x + c2·x² + c3·x³ + c4·x⁴ on noisy data: LM must land on the global optimum
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-2, 2, 300)
+    y = np.cos(2 * x) + 0.1 * rng.standard_normal(300)
+    lib = Library(1)
+    poly = "add add add add c mul c x0 mul c mul x0 x0 mul c mul x0 mul x0 x0 " \
+           "mul c mul x0 mul x0 mul x0 x0"
+    e = Expression.from_names(poly.split(), lib, order="prefix")
+    fitted = ConstantFitter(x[:, None], y, random_state=0).fit([e])[0]
+    expected = np.polynomial.polynomial.polyfit(x, y, 4)
+    np.testing.assert_allclose(fitted.prefix_constants(), expected, rtol=1e-7, atol=1e-9)
+
+
+# ----------------------------------------------------------------------------- random trees
+@st.composite
+def expressions(draw, library: Library, max_nodes: int = 16):
+    """A complete BFS token sequence, uniform-ish over the tokens that fit."""
+    tokens, open_slots = [], 1
+    while open_slots:
+        allowed = [i for i in range(len(library))
+                   if len(tokens) + 1 + open_slots - 1 + library.arities[i] <= max_nodes]
+        tok = draw(st.sampled_from(allowed))
+        tokens.append(tok)
+        open_slots += int(library.arities[tok]) - 1
+    return Expression(tokens, library)
+
+
+FULL = Library(2, BINARY, UNARY)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(expr=expressions(FULL), seed=st.integers(0, 2**16))
+def test_forward_mode_jacobian_matches_finite_differences(expr, seed):
+    assume(expr.n_constants > 0)
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.2, 2.0, (7, 2))
+    columns = [X[:, 0].copy(), X[:, 1].copy()]
+    c = rng.uniform(0.5, 1.5, expr.n_constants)  # internal (preorder) order
+    with np.errstate(all="ignore"):
+        program = C._Program(expr.tokens, C._token_table(FULL), columns)
+        val = program.values(c)
+        out = np.broadcast_to(val[0], (7,))
+        # the compiled program computes exactly what the expression evaluates
+        bfs = np.empty_like(c)
+        bfs[program.order] = c
+        np.testing.assert_array_equal(out, expr.evaluate(X, bfs))
+        assume(np.all(np.isfinite(out)))
+        T = np.broadcast_to(program.tangent(val), (len(c), 7))
+        def central(j, h):
+            up, down = c.copy(), c.copy()
+            up[j] += h
+            down[j] -= h
+            return (np.broadcast_to(program.values(up)[0], (7,))
+                    - np.broadcast_to(program.values(down)[0], (7,))) / (2 * h)
+
+        for j in range(len(c)):
+            h = 1e-5 * max(1.0, abs(c[j]))
+            coarse, fine = central(j, h), central(j, h / 4)
+            # Trust finite differences only where two step sizes agree (smooth enough)
+            # and the output is small enough for a step of h to register at all.
+            ok = (np.isfinite(coarse) & np.isfinite(fine) & np.isfinite(T[j])
+                  & (np.abs(coarse - fine) <= 1e-5 * (np.abs(fine) + 1.0))
+                  & (np.abs(out) < 1e6))
+            np.testing.assert_allclose(T[j][ok], fine[ok], rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(expressions(FULL, max_nodes=20), min_size=1, max_size=8),
+       seed=st.integers(0, 2**16))
+def test_random_fits_never_raise_or_warn(batch, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, (40, 2))
+    y = np.sin(X[:, 0]) * X[:, 1] + 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitter = ConstantFitter(X, y, random_state=seed)
+        out = fitter.fit(batch)
+    assert len(out) == len(batch) == len(fitter.success_)
+    for original, fitted, ok in zip(batch, out, fitter.success_):
+        assert fitted.tokens == original.tokens
+        if original.n_constants == 0:
+            assert fitted is original and ok
+        elif ok:
+            # LM only ever accepts finite, improving points
+            assert np.all(np.isfinite(fitted.constants))
+            assert np.all(np.isfinite(fitted.evaluate(X)))
+        else:
+            assert np.all(np.isnan(fitted.constants))
+
+
+# ----------------------------------------------------------------------------- behaviour
+LIB1 = Library(1)
+
+
+def names(s: str, library: Library = LIB1) -> Expression:
+    return Expression.from_names(s.split(), library, order="prefix")
+
+
+def test_failed_fit_gives_nan_constants_and_flag():
+    X = np.linspace(-1, 1, 30)[:, None]
+    y = X[:, 0] ** 2
+    dead = names("log mul c x0")  # log of a negative for every c ≠ 0 on half the rows
+    good = names("mul c mul x0 x0")
+    plain = names("mul x0 x0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitter = ConstantFitter(X, y, random_state=0)
+        out = fitter.fit([dead, good, plain])
+    assert fitter.success_.tolist() == [False, True, True]
+    assert np.all(np.isnan(out[0].constants))
+    assert np.all(np.isnan(out[0].evaluate(X)))
+    np.testing.assert_allclose(out[1].constants, [1.0], rtol=1e-10)
+    assert out[2] is plain
+
+
+def test_exception_inside_a_fit_marks_it_failed(monkeypatch):
+    def boom(self, c):
+        raise RuntimeError("inside")
+
+    monkeypatch.setattr(C._Program, "values", boom)
+    X = np.linspace(0, 1, 10)[:, None]
+    fitter = ConstantFitter(X, X[:, 0], random_state=0)
+    out = fitter.fit([names("mul c x0")])
+    assert fitter.success_.tolist() == [False]
+    assert np.isnan(out[0].constants).all()
+
+
+def test_constant_only_and_variable_free_expressions():
+    X = np.linspace(0, 1, 25)[:, None]
+    y = 3.0 + X[:, 0]
+    fitter = ConstantFitter(X, y, random_state=0)
+    c, cc, sc = fitter.fit([names("c"), names("add c c"), names("sin c")])
+    assert fitter.success_.all()
+    np.testing.assert_allclose(c.constants, [y.mean()], rtol=1e-10)
+    np.testing.assert_allclose(cc.evaluate(X), y.mean(), rtol=1e-8)  # singular, still fitted
+    np.testing.assert_allclose(sc.evaluate(X), 1.0, rtol=1e-6)  # best a sine can do: 1
+
+
+def test_sample_weight_weights_residuals():
+    X = np.linspace(0, 1, 40)[:, None]
+    y = np.where(X[:, 0] < 0.5, 1.0, 5.0)
+    w = np.where(X[:, 0] < 0.5, 3.0, 1.0)
+    fitted = ConstantFitter(X, y, sample_weight=w, random_state=0).fit([names("c")])[0]
+    np.testing.assert_allclose(fitted.constants, [np.average(y, weights=w)], rtol=1e-10)
+    # zero weight on outliers: the true slope comes back exactly
+    y2 = 2.5 * X[:, 0]
+    y2[::7] += 100.0
+    w2 = np.ones(40)
+    w2[::7] = 0.0
+    fitted = ConstantFitter(X, y2, sample_weight=w2, random_state=0).fit([names("mul c x0")])[0]
+    np.testing.assert_allclose(fitted.constants, [2.5], rtol=1e-10)
+
+
+def test_cache_by_key_and_duplicates_fitted_once():
+    X = np.linspace(-1, 1, 30)[:, None]
+    y = 2.0 * X[:, 0] + 1.0
+    e = names("add mul c x0 c")
+    fitter = ConstantFitter(X, y, random_state=0)
+    a, b = fitter.fit([e, Expression(e.tokens, LIB1)])
+    assert fitter.n_fitted_ == 1
+    np.testing.assert_array_equal(a.constants, b.constants)
+    (again,) = fitter.fit([e])
+    assert fitter.n_fitted_ == 1
+    np.testing.assert_array_equal(again.constants, a.constants)
+    again.constants[0] = 99.0  # the cache keeps its own copy
+    np.testing.assert_array_equal(fitter.fit([e])[0].constants, a.constants)
+
+
+def test_subsample_is_drawn_once_and_reproducibly():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 1))
+    y = 1.5 * X[:, 0]
+    f1 = ConstantFitter(X, y, const_fit_samples=100, random_state=3)
+    f2 = ConstantFitter(X, y, const_fit_samples=100, random_state=3)
+    assert len(f1.rows_) == 100 and len(np.unique(f1.rows_)) == 100
+    np.testing.assert_array_equal(f1.rows_, f2.rows_)
+    assert np.array_equal(ConstantFitter(X, y, const_fit_samples=1000).rows_, np.arange(500))
+    np.testing.assert_allclose(f1.fit([names("mul c x0")])[0].constants, [1.5], rtol=1e-10)
+
+
+def _batch(n, seed):
+    rng = np.random.default_rng(seed)
+    out, seen = [], set()
+    while len(out) < n:
+        tokens, open_slots = [], 1
+        while open_slots:
+            allowed = [i for i in range(len(LIB1))
+                       if len(tokens) + open_slots + LIB1.arities[i] <= 16]
+            t = int(rng.choice(allowed))
+            tokens.append(t)
+            open_slots += int(LIB1.arities[t]) - 1
+        e = Expression(tokens, LIB1)
+        if e.n_constants and e.key not in seen:
+            seen.add(e.key)
+            out.append(e)
+    return out
+
+
+def test_deterministic_and_independent_of_n_jobs():
+    batch = _batch(40, 0)
+    X = np.random.default_rng(1).uniform(-1, 1, (200, 1))
+    y = X[:, 0] ** 3 + 0.5
+    runs = [ConstantFitter(X, y, random_state=7, n_jobs=n).fit(batch) for n in (None, None, 2)]
+    for other in runs[1:]:
+        for a, b in zip(runs[0], other):
+            np.testing.assert_array_equal(a.constants, b.constants)
+
+
+def test_restarts_keep_the_best_and_inits():
+    X = np.random.default_rng(0).uniform(0, 1, (20, 2))
+    truth = Expression.from_names("mul sin mul c x0 cos mul c x1".split(), Library(2),
+                                  constants=[1.5, 0.5], order="prefix")
+    y = truth.evaluate(X)
+    for init in ("near_one", "uniform", "ones"):
+        fitted = ConstantFitter(X, y, random_state=0, init=init, n_restarts=2).fit([truth])[0]
+        assert np.mean((fitted.evaluate(X) - y) ** 2) < 1e-20
+
+
+def test_bad_arguments():
+    X, y = np.zeros((5, 1)), np.zeros(5)
+    with pytest.raises(ValueError, match="init"):
+        ConstantFitter(X, y, init="zeros")
+    with pytest.raises(ValueError, match="solver"):
+        ConstantFitter(X, y, solver="bfgs")
+    with pytest.raises(ValueError, match="match"):
+        ConstantFitter(X, np.zeros(4))
+    with pytest.raises(ValueError, match="sample_weight"):
+        ConstantFitter(X, y, sample_weight=-np.ones(5))

@@ -1,0 +1,158 @@
+"""CADSRRegressor behaviour: recovery, fitted attributes, stopping rules, devices."""
+
+import time
+
+import numpy as np
+import pytest
+import sympy
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn import training
+from cadsr_sklearn.estimator import resolve_device
+
+FAST = dict(batch_size=200, ff_dim=64, learning_rate=1e-3, device="cpu", random_state=0)
+
+
+@pytest.fixture(scope="module")
+def quadratic():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(50, 1))
+    return X, X[:, 0] ** 2 + X[:, 0]
+
+
+@pytest.fixture(scope="module")
+def fitted(quadratic):
+    X, y = quadratic
+    return CADSRRegressor(n_epochs=40, **FAST).fit(X, y)
+
+
+def test_recovers_a_simple_polynomial_and_stops_at_round_off(fitted, quadratic):
+    X, y = quadratic
+    x0 = sympy.Symbol("x0")
+    assert sympy.simplify(fitted.expression_ - (x0**2 + x0)) == 0
+    assert fitted.stop_reason_ == "tol"
+    assert fitted.n_epochs_ < 40
+    assert fitted.score(X, y) == pytest.approx(1.0)
+
+
+def test_predict_is_the_exported_formula(fitted, quadratic):
+    X, _ = quadratic
+    f = sympy.lambdify(sympy.Symbol("x0"), fitted.expression_, "numpy")
+    np.testing.assert_allclose(fitted.predict(X), f(X[:, 0]), rtol=1e-9)
+
+
+def test_fitted_attributes(fitted):
+    assert fitted.n_features_in_ == 1
+    assert fitted.n_evaluations_ == fitted.n_epochs_ * 200
+    assert len(fitted.history_) == fitted.n_epochs_
+    record = fitted.history_[-1]
+    for key in ("best_reward", "best_loss", "time", "evaluations", "approx_kl", "clip_fraction", "entropy", "kl_ref"):
+        assert key in record
+    front = fitted.equations_
+    assert list(front["complexity"]) == sorted(front["complexity"])
+    assert np.all(np.diff(front["loss"]) < 0)  # a Pareto front: each step buys a lower loss
+    assert front["selected"].sum() == 1
+    assert isinstance(fitted.sympy(), sympy.Expr)
+    assert "x_{0}" in fitted.latex()
+    assert fitted.device_.type == "cpu"
+
+
+def test_same_random_state_same_formula(quadratic):
+    X, y = quadratic
+    y = y + np.sin(3 * X[:, 0])  # harder: no early stop within the budget
+    a = CADSRRegressor(n_epochs=4, **FAST).fit(X, y)
+    b = CADSRRegressor(n_epochs=4, **FAST).fit(X, y)
+    assert str(a.expression_) == str(b.expression_)
+    assert [h["best_reward"] for h in a.history_] == [h["best_reward"] for h in b.history_]
+
+
+def test_pandas_column_names_become_symbols():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"mass": rng.uniform(1, 2, 40), "speed": rng.uniform(1, 2, 40)})
+    y = df["mass"] * df["speed"]
+    model = CADSRRegressor(n_epochs=30, **FAST).fit(df, y)
+    assert {s.name for s in model.expression_.free_symbols} <= {"mass", "speed"}
+    assert list(model.feature_names_in_) == ["mass", "speed"]
+
+
+def test_constant_target_gives_the_constant():
+    X = np.arange(10.0).reshape(-1, 1)
+    model = CADSRRegressor(**FAST).fit(X, np.full(10, 3.5))
+    assert float(model.expression_) == 3.5
+    np.testing.assert_array_equal(model.predict(X), 3.5)
+
+
+def test_max_evaluations_and_max_time(quadratic):
+    X, y = quadratic
+    y = y + np.sin(3 * X[:, 0])
+    model = CADSRRegressor(n_epochs=1000, max_evaluations=600, **FAST).fit(X, y)
+    assert model.stop_reason_ == "max_evaluations" and model.n_evaluations_ == 600
+    start = time.perf_counter()
+    model = CADSRRegressor(n_epochs=100000, max_time=1.0, **FAST).fit(X, y)
+    assert model.stop_reason_ == "max_time"
+    assert time.perf_counter() - start < 1.1 + 2 * max(h["time"] for h in model.history_[:1])
+
+
+def test_patience(quadratic):
+    X, y = quadratic
+    y = y + np.sin(3 * X[:, 0])
+    model = CADSRRegressor(n_epochs=1000, patience=2, **FAST).fit(X, y)
+    assert model.stop_reason_ in {"patience", "tol"}
+    assert model.n_epochs_ < 1000
+
+
+def test_keyboard_interrupt_keeps_the_best_so_far(quadratic, monkeypatch):
+    X, y = quadratic
+    y = y + np.sin(3 * X[:, 0])
+    calls = {"n": 0}
+    original = training._policy_update
+
+    def interrupt_on_third_epoch(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(training, "_policy_update", interrupt_on_third_epoch)
+    model = CADSRRegressor(n_epochs=100, **FAST).fit(X, y)
+    assert model.interrupted_ and model.stop_reason_ == "interrupted"
+    assert np.all(np.isfinite(model.predict(X)))
+
+
+def test_sample_weight_zero_rows_are_ignored():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(60, 1))
+    y = 2.0 * X[:, 0]
+    y_corrupt = y.copy()
+    y_corrupt[:10] = 100.0
+    w = np.ones(60)
+    w[:10] = 0.0
+    model = CADSRRegressor(n_epochs=30, **FAST).fit(X, y_corrupt, sample_weight=w)
+    np.testing.assert_allclose(model.predict(X[10:]), y[10:], rtol=1e-6, atol=1e-8)
+
+
+def test_policy_ablation_and_rewards_run(quadratic):
+    X, y = quadratic
+    for params in (
+        {"policy": "risk_seeking"},
+        {"attention": "standard", "position_encoding": "1d"},
+        {"reward": "nrmse"},
+        {"reward": "spl"},
+        {"reward": "tpsr"},
+        {"bic_variance": "mle"},
+    ):
+        model = CADSRRegressor(n_epochs=2, **{**FAST, "batch_size": 50}, **params).fit(X, y)
+        assert np.all(np.isfinite(model.predict(X))), params
+
+
+def test_resolve_device():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type in {"cpu", "cuda"}
+    with pytest.raises(ValueError, match="Unknown device|Unsupported device"):
+        resolve_device("tpu-9")
+    import torch
+
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="CUDA is not available"):
+            resolve_device("cuda:0")

@@ -1,0 +1,279 @@
+"""Rewards (BIC and the ablation rewards) and the rank mapping f of eq. (7)."""
+
+from __future__ import annotations
+
+import warnings
+from math import log
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from cadsr_sklearn import Expression, Library
+from cadsr_sklearn.rewards import (
+    REWARDS,
+    bic,
+    make_reward,
+    mse,
+    nrmse,
+    nrmse_reward,
+    rank_weights,
+    spl_reward,
+    tpsr_reward,
+)
+
+LIB = Library(1)
+X = np.linspace(-1, 1, 200)[:, None]
+Y = 3.39 * X[:, 0] ** 3 + 2.12 * X[:, 0] ** 2 + 1.78 * X[:, 0]
+
+
+def expr(prefix: str, constants=None) -> Expression:
+    return Expression.from_names(prefix.split(), LIB, constants=constants, order="prefix")
+
+
+SIMPLE = expr("mul x0 x0")  # 3 nodes, k = 3
+BIGGER = expr("add mul x0 x0 mul c x0", [0.0])  # 7 nodes + 1 constant, k = 8
+BIC_OPTIONS = [
+    dict(bic_variance=v, likelihood=lik)
+    for v in ("target", "mle")
+    for lik in ("gaussian", "student_t")
+]
+
+
+def roundoff(y: np.ndarray, relative_mse: float, seed: int = 0) -> np.ndarray:
+    """y plus noise whose MSE is ``relative_mse`` · mean(y²): a fit "exact" to round-off."""
+    z = np.random.default_rng(seed).standard_normal(y.shape)
+    z *= np.sqrt(relative_mse * np.mean(y**2) / np.mean(z**2))
+    return y + z
+
+
+# ----------------------------------------------------------------------------- BIC
+def test_bic_matches_the_formula():
+    rng = np.random.default_rng(0)
+    y_pred = Y + 0.1 * rng.standard_normal(Y.shape)
+    S, k, r = len(Y), 8, y_pred - Y
+    var = np.var(Y)
+    loglik = np.sum(stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(var)))
+    assert bic(y_pred, Y, k) == pytest.approx(-(k * log(S) - 2 * loglik), rel=1e-12)
+    mle = np.mean(r**2)
+    loglik = np.sum(stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(mle)))
+    assert bic(y_pred, Y, k, variance="mle") == pytest.approx(-(k * log(S) - 2 * loglik), rel=1e-12)
+    # the factory computes the same number
+    reward = make_reward("bic", Y, bic_variance="mle")
+    expected = bic(y_pred, Y, BIGGER.complexity, variance="mle")
+    assert reward(y_pred, BIGGER) == pytest.approx(expected)
+
+
+def test_student_t_matches_scipy():
+    rng = np.random.default_rng(1)
+    y_pred = Y + 0.2 * rng.standard_t(3, Y.shape)
+    S, k, nu = len(Y), 5, 4.0
+    for variance, sigma2 in (("target", np.var(Y)), ("mle", np.mean((y_pred - Y) ** 2))):
+        scale = np.sqrt(sigma2 * (nu - 2) / nu)  # the t's variance is σ²
+        loglik = np.sum(stats.t.logpdf(Y - y_pred, df=nu, scale=scale))
+        got = bic(y_pred, Y, k, variance=variance, likelihood="student_t", nu=nu)
+        assert got == pytest.approx(-(k * log(S) - 2 * loglik), rel=1e-10)
+
+
+@pytest.mark.parametrize("options", BIC_OPTIONS)
+def test_exact_fit_is_finite_and_beats_an_inexact_one(options):
+    reward = make_reward("bic", Y, **options)
+    exact = reward(Y.copy(), SIMPLE)
+    assert np.isfinite(exact)
+    assert exact > reward(roundoff(Y, 1e-6), SIMPLE)
+    if options["bic_variance"] == "mle":
+        # profile likelihood on noise-free data: even a more complex exact fit beats a
+        # simple, slightly wrong one
+        assert reward(Y.copy(), BIGGER) > reward(roundoff(Y, 1e-8), SIMPLE)
+
+
+@pytest.mark.parametrize("options", BIC_OPTIONS)
+@pytest.mark.parametrize("simple_mse,complex_mse", [(1e-30, 1e-32), (1e-32, 1e-30), (0.0, 1e-28)])
+def test_among_exact_fits_the_simpler_wins(options, simple_mse, complex_mse):
+    reward = make_reward("bic", Y, **options)
+    simple = reward(roundoff(Y, simple_mse, 1), SIMPLE)
+    complex_ = reward(roundoff(Y, complex_mse, 2), BIGGER)
+    assert np.isfinite(simple) and np.isfinite(complex_)
+    assert simple > complex_
+    # and by about the complexity difference, not by round-off noise
+    assert simple - complex_ == pytest.approx((BIGGER.complexity - SIMPLE.complexity) * log(len(Y)),
+                                              rel=1e-3)
+
+
+def test_bic_prefers_simpler_under_noise():
+    rng = np.random.default_rng(3)
+    y = Y + 0.05 * rng.standard_normal(Y.shape)
+    reward = make_reward("bic", y, bic_variance="mle")
+    truth = expr("add add mul c mul x0 mul x0 x0 mul c mul x0 x0 mul c x0", [3.39, 2.12, 1.78])
+    # an overfitted variant: tiny extra term that lowers MSE by less than the k penalty
+    over = expr("add add add mul c mul x0 mul x0 x0 mul c mul x0 x0 mul c x0 mul c sin x0",
+                [3.39, 2.12, 1.78, 0.0])
+    y_over = truth.evaluate(X) + 1e-4 * np.sin(X[:, 0])
+    assert reward(truth.evaluate(X), truth) > reward(y_over, over)
+
+
+def test_constant_target_gives_finite_rewards():
+    y = np.full(50, 2.0)
+    for name in REWARDS:
+        reward = make_reward(name, y)
+        assert np.isfinite(reward(np.full(50, 2.0), SIMPLE))
+        assert np.isfinite(reward(np.full(50, 2.5), SIMPLE))
+    assert np.isfinite(make_reward("bic", np.zeros(10), bic_variance="mle")(np.zeros(10), SIMPLE))
+
+
+@pytest.mark.parametrize("name", REWARDS)
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e200])
+def test_invalid_predictions_get_minus_inf(name, bad):
+    reward = make_reward(name, Y, bic_variance="mle")
+    y_pred = Y.copy()
+    y_pred[17] = bad
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = reward(y_pred, SIMPLE)
+    assert got == -np.inf  # 1e200: finite, but its squared error overflows
+    assert rank_weights(np.array([got, 0.0, -5.0]), 100, 3)[0] == 0.0
+
+
+def test_sample_weight_convention():
+    rng = np.random.default_rng(4)
+    y_pred = Y + 0.1 * rng.standard_normal(Y.shape)
+    for name in REWARDS:
+        plain = make_reward(name, Y)(y_pred, BIGGER)
+        # weights are rescaled to sum to S: any constant weight is no weight
+        assert make_reward(name, Y, sample_weight=np.full(len(Y), 3.0))(y_pred, BIGGER) == (
+            pytest.approx(plain, rel=1e-12))
+    # a zero-weight row does not matter at all
+    w = np.ones(len(Y))
+    w[5] = 0.0
+    moved = y_pred.copy()
+    moved[5] += 1e3
+    for name in REWARDS:
+        reward = make_reward(name, Y, sample_weight=w)
+        assert reward(moved, BIGGER) == pytest.approx(reward(y_pred, BIGGER), rel=1e-12)
+    # weighted Gaussian log-likelihood with σ² = weighted variance
+    w = rng.uniform(0.1, 2.0, len(Y))
+    wn = w * len(Y) / w.sum()
+    mean = np.average(Y, weights=w)
+    var = np.average((Y - mean) ** 2, weights=w)
+    loglik = np.sum(wn * stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(var)))
+    assert bic(y_pred, Y, 8, sample_weight=w) == pytest.approx(-(8 * log(len(Y)) - 2 * loglik))
+
+
+# ----------------------------------------------------------------------------- ablation rewards
+def test_ablation_rewards_match_their_definitions():
+    rng = np.random.default_rng(5)
+    y_pred = Y + 0.3 * rng.standard_normal(Y.shape)
+    rmse = np.sqrt(np.mean((y_pred - Y) ** 2))
+    e = expr("mul mul x0 x0 mul c x0", [1.0])  # 3 multiplications, 7 nodes
+    assert make_reward("nrmse", Y)(y_pred, e) == pytest.approx(1 / (1 + rmse / np.std(Y)))
+    assert nrmse_reward(y_pred, Y) == pytest.approx(1 / (1 + rmse / np.std(Y)))
+    assert make_reward("spl", Y, spl_eta=0.9)(y_pred, e) == pytest.approx(0.9**3 / (1 + rmse))
+    assert spl_reward(y_pred, Y, 3, eta=0.9) == pytest.approx(0.9**3 / (1 + rmse))
+    expected = 1 / (1 + rmse**2 / np.var(Y)) + 0.5 * np.exp(-7 / 20)
+    tpsr = make_reward("tpsr", Y, tpsr_lambda=0.5, max_length=20)
+    assert tpsr(y_pred, e) == pytest.approx(expected)
+    assert tpsr_reward(y_pred, Y, 7, max_length=20, lam=0.5) == pytest.approx(expected)
+    # defaults from the paper: η = 0.99, λ = 0.1, L = 32
+    assert make_reward("spl", Y)(y_pred, e) == pytest.approx(0.99**3 / (1 + rmse))
+    assert make_reward("tpsr", Y)(y_pred, e) == pytest.approx(
+        1 / (1 + rmse**2 / np.var(Y)) + 0.1 * np.exp(-7 / 32))
+
+
+def test_losses():
+    y_pred = Y + 0.5
+    assert mse(y_pred, Y) == pytest.approx(0.25)
+    assert nrmse(y_pred, Y) == pytest.approx(0.5 / np.std(Y))
+    assert mse(np.full_like(Y, np.nan), Y) == np.inf
+    w = np.r_[np.ones(100), np.zeros(100)]
+    y2 = Y.copy()
+    y2[100:] += 10
+    assert mse(y2, Y, sample_weight=w) == 0.0
+
+
+def test_make_reward_rejects_bad_options():
+    with pytest.raises(ValueError, match="Unknown reward 'r2'"):
+        make_reward("r2", Y)
+    with pytest.raises(ValueError, match="bic_variance"):
+        make_reward("bic", Y, bic_variance="sample")
+    with pytest.raises(ValueError, match="likelihood"):
+        make_reward("bic", Y, likelihood="laplace")
+    with pytest.raises(ValueError, match="nu"):
+        make_reward("bic", Y, likelihood="student_t", student_t_nu=2.0)
+    with pytest.raises(ValueError, match="spl_eta"):
+        make_reward("spl", Y, spl_eta=1.5)
+    with pytest.raises(ValueError, match="tpsr_lambda"):
+        make_reward("tpsr", Y, tpsr_lambda=-1)
+    with pytest.raises(ValueError, match="sample_weight"):
+        make_reward("bic", Y, sample_weight=np.zeros(len(Y)))
+    with pytest.raises(ValueError, match="finite"):
+        make_reward("bic", np.r_[Y, np.nan])
+
+
+def test_reward_is_picklable():
+    import pickle
+
+    reward = make_reward("bic", Y, bic_variance="mle")
+    again = pickle.loads(pickle.dumps(reward))
+    assert again(Y + 0.1, SIMPLE) == reward(Y + 0.1, SIMPLE)
+    assert "bic" in repr(reward)
+
+
+# ----------------------------------------------------------------------------- rank mapping
+def test_rank_weights_values():
+    r = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 0.0, -np.inf, np.nan])
+    # α·B/100 = 20·20/100 = 4: ranks 0..3 get λ(1 − rank/4)
+    w = rank_weights(r, alpha=20, batch_size=20, lam=0.2)
+    np.testing.assert_allclose(w, [0.2, 0.15, 0.1, 0.05, 0, 0, 0, 0])
+
+
+def test_top_alpha_positive_even_when_all_equal():
+    r = np.full(1000, -1234.5678)
+    r[:10] += 1e-13  # differences at machine precision
+    w = rank_weights(r, alpha=5, batch_size=1000)
+    assert np.all(w[:10] == 0.2)
+    assert np.all(w > 0)  # the other 990 tie behind 10 better ones: 10 < 50
+    w_eq = rank_weights(np.full(1000, 3.0), alpha=5, batch_size=1000)
+    assert np.all(w_eq == 0.2)  # no tail barrier
+
+
+def test_minus_inf_never_weighted():
+    assert np.all(rank_weights(np.full(10, -np.inf), alpha=100, batch_size=10) == 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.integers(-5, 5).map(float), st.just(-np.inf)), min_size=1,
+                    max_size=60),
+    alpha=st.floats(1, 100),
+    perm_seed=st.integers(0, 2**16),
+)
+def test_rank_weights_properties(values, alpha, perm_seed):
+    r = np.array(values)
+    B = len(r)
+    w = rank_weights(r, alpha, B)
+    assert np.all((w >= 0) & (w <= 0.2))
+    # ties share a weight
+    for v in np.unique(r):
+        assert np.ptp(w[r == v]) == 0
+    # higher reward, no less weight
+    order = np.argsort(r)
+    assert np.all(np.diff(w[order]) >= 0)
+    # order invariance
+    perm = np.random.default_rng(perm_seed).permutation(B)
+    np.testing.assert_array_equal(rank_weights(r[perm], alpha, B), w[perm])
+    # everything with fewer than α·B/100 strictly better gets a positive weight
+    finite = np.isfinite(r)
+    better = np.array([np.sum(r > v) for v in r])
+    assert np.all(w[finite & (better < alpha * B / 100)] > 0)
+    assert np.all(w[~finite] == 0)
+
+
+def test_rank_weights_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="alpha"):
+        rank_weights(np.zeros(3), 0, 3)
+    with pytest.raises(ValueError, match="batch_size"):
+        rank_weights(np.zeros(3), 5, 0)
+    with pytest.raises(ValueError, match="lam"):
+        rank_weights(np.zeros(3), 5, 3, lam=0)

@@ -1,0 +1,79 @@
+"""scikit-learn citizenship: check_estimator in full, pipelines, searches, persistence."""
+
+import pickle
+
+import joblib
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import check_estimator
+
+from cadsr_sklearn import CADSRRegressor
+
+SMALL = dict(
+    batch_size=64,
+    n_epochs=6,
+    ff_dim=64,
+    max_length=16,
+    steps_per_epoch=2,
+    learning_rate=1e-3,
+    random_state=0,
+    device="cpu",
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(60, 2))
+    y = 1.5 * X[:, 0] + X[:, 1] ** 2
+    return X, y
+
+
+def test_check_estimator_passes_in_full():
+    # Every check, none skipped or expected to fail.
+    results = check_estimator(CADSRRegressor(**SMALL), on_fail=None)
+    failed = [r for r in results if r["status"] != "passed"]
+    assert not failed, [(r["check_name"], r["status"], str(r["exception"])[:300]) for r in failed]
+
+
+def test_pipeline_and_cross_val_score(data):
+    X, y = data
+    pipe = make_pipeline(StandardScaler(), CADSRRegressor(**SMALL))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,)
+    assert np.all(np.isfinite(scores))
+
+
+def test_grid_search_over_alpha_beta_epsilon(data):
+    X, y = data
+    grid = GridSearchCV(
+        CADSRRegressor(**{**SMALL, "n_epochs": 2}),
+        param_grid={"alpha": [5.0, 20.0], "beta": [0.01, 0.1], "epsilon": [0.2]},
+        cv=2,
+    )
+    grid.fit(X, y)
+    assert set(grid.best_params_) == {"alpha", "beta", "epsilon"}
+    assert np.all(np.isfinite(grid.predict(X)))
+
+
+def test_clone_keeps_parameters_untouched():
+    est = CADSRRegressor(alpha=7.0, beta=0.2, epsilon=0.3, binary_operators=("add", "mul"))
+    twin = clone(est)
+    assert twin.get_params() == est.get_params()
+    twin.set_params(alpha=3.0)
+    assert est.alpha == 7.0
+
+
+def test_pickle_and_joblib_round_trips_predict_identically(data, tmp_path):
+    X, y = data
+    model = CADSRRegressor(**SMALL).fit(X, y)
+    expected = model.predict(X)
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict(X), expected)
+    path = tmp_path / "model.joblib"
+    joblib.dump(model, path)
+    np.testing.assert_array_equal(joblib.load(path).predict(X), expected)
