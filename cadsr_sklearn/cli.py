@@ -241,6 +241,14 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="print a saved model's formula and Pareto front")
     show.add_argument("model")
     show.set_defaults(run=_cmd_show)
+
+    try:
+        from .benchmarks.runner import add_bench_parser
+    except ModuleNotFoundError as err:  # the runner is optional while it is being written
+        if err.name != f"{__package__}.benchmarks.runner":
+            raise
+    else:
+        add_bench_parser(sub)
     return parser
 
 

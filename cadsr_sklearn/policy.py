@@ -112,9 +112,15 @@ class Block(nn.Module):
             nn.Linear(width, ff_dim), nn.ReLU(inplace=True), nn.Linear(ff_dim, width)
         )
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, nodes: torch.Tensor | None = None) -> torch.Tensor:
         x = x + self.attn(self.ln1(x))
-        return x + self.ff(self.ln2(x))
+        if nodes is None:
+            return x + self.ff(self.ln2(x))
+        # The feed-forward block is position-wise and costs most of the update, so it
+        # runs on real nodes only (B, T) -> (n_nodes,); padding keeps the residual.
+        update = torch.zeros_like(x)
+        update[nodes] = self.ff(self.ln2(x[nodes]))
+        return x + update
 
     def step(self, x: torch.Tensor, t: int, keys: torch.Tensor, values: torch.Tensor):
         x = x + self.attn.step(self.ln1(x), t, keys, values)
@@ -231,7 +237,11 @@ class Policy(nn.Module):
         return self.head(x)  # (..., V)
 
     def forward(
-        self, tokens_in: torch.Tensor, depth: torch.Tensor, horizontal: torch.Tensor
+        self,
+        tokens_in: torch.Tensor,
+        depth: torch.Tensor,
+        horizontal: torch.Tensor,
+        nodes: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Teacher-forced logits.
 
@@ -242,6 +252,10 @@ class Policy(nn.Module):
             ``t - 1`` (see :meth:`shift_right`).
         depth, horizontal : Tensor (B, T)
             Place (d, h) of node ``t``, the node predicted at position ``t``.
+        nodes : BoolTensor (B, T), optional
+            Positions that hold a node. When given, padding positions skip the
+            feed-forward blocks (their logits are then meaningless); positions
+            that hold a node are unaffected, by causality.
 
         Returns
         -------
@@ -251,7 +265,7 @@ class Policy(nn.Module):
         index = torch.arange(tokens_in.shape[1], device=tokens_in.device).expand_as(tokens_in)
         x = self._input(tokens_in, depth, horizontal, index)  # (B, T, W)
         for block in self.blocks:
-            x = block(x)
+            x = block(x, nodes)
         return self._output(x)
 
     def init_cache(self, batch_size: int) -> KVCache:

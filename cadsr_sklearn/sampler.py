@@ -310,8 +310,9 @@ def masked_log_softmax(policy: Policy, batch: Batch) -> torch.Tensor:
     T = batch.tokens.shape[1]
     n = max(int(batch.lengths.max()), 1) if len(batch) else 1
     tokens, depth, horizontal = batch.tokens[:, :n], batch.depth[:, :n], batch.horizontal[:, :n]
-    logits = policy(policy.shift_right(tokens), depth, horizontal)  # (B, n, V)
     mask = batch.masks[:, :n]
+    nodes = batch.valid[:, :n]
+    logits = policy(policy.shift_right(tokens), depth, horizontal, nodes)  # (B, n, V)
     live = mask.any(dim=-1, keepdim=True)  # (B, n, 1): the position holds a node
     # Padding rows get every entry in the softmax so that it stays finite.
     log_p = torch.log_softmax(logits.masked_fill(~(mask | ~live), float("-inf")), dim=-1)

@@ -190,8 +190,8 @@ def risk_seeking_loss(
         "approx_kl": 0.0,
         "clip_fraction": 0.0,
         "kl_ref": 0.0,
-        "entropy": float(entropy.sum() / n_tokens),
-        "loss": float(loss),
+        "entropy": float(entropy.detach().sum() / n_tokens),
+        "loss": float(loss.detach()),
     }
 
 

@@ -1,4 +1,4 @@
-"""SRBench's metrics: accuracy solution, symbolic solution, simplified complexity.
+"""SRBench's metrics: test R², accuracy solution, symbolic solution, simplified complexity.
 
 Definitions follow SRBench (La Cava et al., 2021):
 
@@ -8,93 +8,157 @@ Definitions follow SRBench (La Cava et al., 2021):
   ``truth − model`` or ``model / truth`` simplifies to a constant and the
   model is not 0;
 * simplified complexity: nodes in SymPy's preorder traversal of the
-  simplified model.
+  simplified (rounded) model.
 
 ``sympy.simplify`` can run for a very long time, so every simplification here
-runs under a wall-clock limit and counts as "not simplified" when it expires.
+is bounded. In a main thread (the CLI, loky worker processes) a ``SIGALRM``
+interrupts it; anywhere else (threads of a Dask worker or of joblib's threading
+backend, where signals cannot be used, or when someone else's alarm is pending)
+the work runs in a child Python process that is killed at the limit. A
+simplification that runs out of time counts as "not simplified".
 """
 
 from __future__ import annotations
 
-import signal
-import threading
-from contextlib import contextmanager
+import json
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import sympy
 
-from ..expression import sympy_complexity
+from ._symbolic import (
+    SimplifyTimeout,
+    alarm_available,
+    node_count,
+    round_floats,
+    simplified_complexity_unbounded,
+    symbolic_solution_unbounded,
+    time_limit,
+)
 
 __all__ = [
+    "ACCURACY_R2",
+    "SYMBOLIC_MIN_R2",
+    "r2_score",
     "round_floats",
     "is_symbolic_solution",
     "simplified_complexity",
+    "model_metrics",
     "SimplifyTimeout",
     "time_limit",
 ]
 
+#: Test R² above which a model is an "accuracy solution".
+ACCURACY_R2 = 0.999
+#: Test R² a model needs before its symbolic form is even compared with the truth.
+SYMBOLIC_MIN_R2 = 0.5
 
-class SimplifyTimeout(Exception):
-    """A SymPy simplification ran past its time limit."""
+_SCRIPT = Path(__file__).with_name("_symbolic.py")
 
 
-@contextmanager
-def time_limit(seconds: float):
-    """Raise :class:`SimplifyTimeout` in the block after ``seconds`` (main thread, POSIX).
+def r2_score(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Coefficient of determination; ``-inf`` when a prediction is not finite.
 
-    Elsewhere (threads, Windows) the block runs without a limit.
+    A model undefined on a test point (log of a negative number outside the
+    training domain) is not a usable model there, so it gets the worst score
+    instead of an exception.
     """
-    usable = (
-        seconds
-        and hasattr(signal, "SIGALRM")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
-        yield
-        return
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    if y_pred.shape != y_true.shape or not np.all(np.isfinite(y_pred)):
+        return -np.inf
+    ss_res = float(np.sum((y_true - y_pred) ** 2))
+    ss_tot = float(np.sum((y_true - y_true.mean()) ** 2))
+    if ss_tot == 0.0:
+        return 1.0 if ss_res == 0.0 else -np.inf
+    return 1.0 - ss_res / ss_tot
 
-    def _raise(signum, frame):
-        raise SimplifyTimeout
 
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+def _in_child(task: str, model: sympy.Expr, truth: sympy.Expr | None, timeout: float):
+    """Run a :mod:`._symbolic` task in a fresh Python process; ``None`` if it was killed."""
+    request = {
+        "task": task,
+        "model": sympy.srepr(model),
+        "truth": None if truth is None else sympy.srepr(truth),
+        "timeout": timeout,
+    }
+    # Two simplifications, each bounded by the child's own alarm, plus start-up.
+    hard_limit = 2 * timeout + 30.0
     try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        done = subprocess.run(
+            [sys.executable, str(_SCRIPT)],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=hard_limit,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode != 0:
+        return None
+    return json.loads(done.stdout)["result"]
 
 
-def round_floats(expr: sympy.Expr, digits: int = 3, zero_below: float = 1e-4) -> sympy.Expr:
-    """SRBench's rounding: |c| < ``zero_below`` → 0, other floats to ``digits`` decimals."""
-    replacements = {}
-    for f in expr.atoms(sympy.Float):
-        value = float(f)
-        replacements[f] = sympy.Integer(0) if abs(value) < zero_below else sympy.Float(round(value, digits))
-    return expr.xreplace(replacements)
+def bounded(task: str, model: sympy.Expr, truth: sympy.Expr | None = None, timeout: float = 10.0):
+    """Run ``task`` ("symbolic" or "complexity") with a time limit that holds in any thread."""
+    if alarm_available():
+        if task == "symbolic":
+            return symbolic_solution_unbounded(model, truth, timeout)
+        return simplified_complexity_unbounded(model, timeout)
+    result = _in_child(task, model, truth, timeout)
+    if result is None:  # killed or crashed: the same fallbacks as a time-out
+        return False if task == "symbolic" else node_count(round_floats(sympy.sympify(model)))
+    return result
 
 
-def is_symbolic_solution(model: sympy.Expr, truth: sympy.Expr, timeout: float = 10.0) -> bool:
-    """Whether ``model`` equals ``truth`` up to an additive or multiplicative constant."""
-    model = round_floats(sympy.sympify(model))
-    if model == 0:
+def is_symbolic_solution(
+    model: sympy.Expr, truth: sympy.Expr, timeout: float = 10.0, r2: float | None = None
+) -> bool:
+    """Whether ``model`` equals ``truth`` up to an additive or multiplicative constant.
+
+    Parameters
+    ----------
+    model, truth : sympy.Expr
+        In the same symbols (plain ``sympy.Symbol`` of the feature names).
+    timeout : float
+        Seconds per simplification.
+    r2 : float, optional
+        The model's test R²; SRBench only compares models with R² > 0.5.
+    """
+    if r2 is not None and not r2 > SYMBOLIC_MIN_R2:
         return False
-    try:
-        with time_limit(timeout):
-            difference = sympy.simplify(truth - model)
-            if not difference.free_symbols:
-                return True
-            ratio = sympy.simplify(model / truth)
-            return bool(not ratio.free_symbols and ratio != 0)
-    except SimplifyTimeout:
-        return False
+    return bool(bounded("symbolic", sympy.sympify(model), sympy.sympify(truth), timeout))
 
 
 def simplified_complexity(model: sympy.Expr, timeout: float = 10.0) -> int:
     """Nodes of the simplified, rounded model (the unsimplified count on time-out)."""
-    model = round_floats(sympy.sympify(model))
-    try:
-        with time_limit(timeout):
-            model = sympy.simplify(model)
-    except SimplifyTimeout:
-        pass
-    return sympy_complexity(model)
+    return int(bounded("complexity", sympy.sympify(model), None, timeout))
+
+
+def model_metrics(
+    model: sympy.Expr,
+    y_test: np.ndarray,
+    y_pred: np.ndarray,
+    truth: sympy.Expr | None = None,
+    timeout: float = 10.0,
+) -> dict:
+    """All of SRBench's per-run metrics for one fitted model.
+
+    Returns
+    -------
+    dict
+        ``r2_test``, ``accuracy_solution`` (bool), ``symbolic_solution`` (bool,
+        or None without a ground truth) and ``complexity`` (simplified).
+    """
+    r2 = r2_score(y_test, y_pred)
+    symbolic = None
+    if truth is not None:
+        symbolic = is_symbolic_solution(model, truth, timeout, r2=r2)
+    return {
+        "r2_test": r2,
+        "accuracy_solution": bool(r2 > ACCURACY_R2),
+        "symbolic_solution": symbolic,
+        "complexity": simplified_complexity(model, timeout),
+    }

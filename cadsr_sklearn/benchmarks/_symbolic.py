@@ -1,0 +1,155 @@
+"""SymPy-only half of the SRBench metrics, runnable as a stand-alone script.
+
+This file imports nothing from the package on purpose: when a simplification
+has to be bounded outside a main thread (joblib thread backends, Dask workers,
+which run tasks in threads), :mod:`.metrics` runs it as
+``python _symbolic.py`` in a child process it can kill, and that child must
+start fast (SymPy only, no torch). In the child's main thread the same code runs
+under ``SIGALRM``, so both paths give the same answers.
+
+Protocol of the script: one JSON object on stdin, ``{"task": "symbolic" |
+"complexity", "model": srepr, "truth": srepr | null, "timeout": seconds}``;
+one JSON object on stdout with the result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import sys
+import threading
+from contextlib import contextmanager
+
+import sympy
+
+__all__ = [
+    "SimplifyTimeout",
+    "alarm_available",
+    "time_limit",
+    "round_floats",
+    "node_count",
+    "symbolic_solution_unbounded",
+    "simplified_complexity_unbounded",
+]
+
+
+class SimplifyTimeout(BaseException):
+    """A SymPy simplification ran past its time limit."""
+
+
+def alarm_available() -> bool:
+    """Whether ``SIGALRM`` can bound a block here: POSIX, main thread, no alarm pending.
+
+    A pending alarm belongs to someone else (SRBench's harness bounds ``fit``
+    with one); overwriting it would cancel their limit.
+    """
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        return False
+    return signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
+
+
+@contextmanager
+def time_limit(seconds: float | None):
+    """Raise :class:`SimplifyTimeout` in the block after ``seconds``.
+
+    Only where :func:`alarm_available`; elsewhere the block runs unbounded
+    (use :func:`cadsr_sklearn.benchmarks.metrics.bounded` for a limit that
+    holds in any thread).
+    """
+    if not seconds or not alarm_available():
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise SimplifyTimeout
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def round_floats(expr: sympy.Expr, digits: int = 3, zero_below: float = 1e-4, exact: bool = True) -> sympy.Expr:
+    """SRBench's rounding: floats with |c| < ``zero_below`` → 0, the rest to ``digits`` decimals.
+
+    With ``exact`` (default) each rounded float becomes the rational it denotes
+    (2.0 → 2, 0.426 → 213/500). SRBench keeps SymPy Floats, under which
+    ``simplify(x**2 - x**2.0)`` is not 0, so a model whose fitted exponent rounds
+    to 2.0 would not count as the truth ``x**2``; exact numbers remove that
+    artefact without changing which models the definition accepts.
+    """
+    replacements = {}
+    for f in expr.atoms(sympy.Float):
+        value = float(f)
+        if not math.isfinite(value):
+            continue
+        if abs(value) < zero_below:
+            replacements[f] = sympy.Integer(0)
+        elif exact:
+            replacements[f] = sympy.Rational(repr(round(value, digits)))
+        else:
+            replacements[f] = sympy.Float(round(value, digits))
+    return expr.xreplace(replacements)
+
+
+def node_count(expr: sympy.Expr) -> int:
+    """Number of nodes in SymPy's preorder traversal of ``expr``."""
+    return sum(1 for _ in sympy.preorder_traversal(expr))
+
+
+def _is_finite_constant(expr: sympy.Expr) -> bool:
+    # nan, zoo and oo have no free symbols but say nothing about equality
+    return not expr.free_symbols and expr.is_finite is not False and expr.has(sympy.nan, sympy.zoo) is False
+
+
+def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: float | None = None) -> bool:
+    """SRBench's symbolic-solution test, each simplification under :func:`time_limit`.
+
+    ``model`` is rounded first (see :func:`round_floats`); solved when it is not
+    0 and ``truth − model`` or ``model / truth`` simplifies to a finite constant
+    (a non-zero one for the ratio). A time-out counts as "not a solution".
+    """
+    model = round_floats(sympy.sympify(model))
+    truth = round_floats(sympy.sympify(truth))
+    if model == 0 or model.has(sympy.nan, sympy.zoo):
+        return False
+    try:
+        with time_limit(timeout):
+            difference = sympy.simplify(truth - model)
+        if _is_finite_constant(difference):
+            return True
+        with time_limit(timeout):
+            ratio = sympy.simplify(model / truth)
+        return _is_finite_constant(ratio) and ratio != 0
+    except SimplifyTimeout:
+        return False
+
+
+def simplified_complexity_unbounded(model: sympy.Expr, timeout: float | None = None) -> int:
+    """Nodes of the simplified rounded model; the unsimplified count on time-out."""
+    model = round_floats(sympy.sympify(model))
+    try:
+        with time_limit(timeout):
+            model = sympy.simplify(model)
+    except SimplifyTimeout:
+        pass
+    return node_count(model)
+
+
+def _main() -> None:
+    request = json.loads(sys.stdin.read())
+    timeout = request.get("timeout")
+    model = sympy.sympify(request["model"])
+    if request["task"] == "symbolic":
+        result = symbolic_solution_unbounded(model, sympy.sympify(request["truth"]), timeout)
+    else:
+        result = simplified_complexity_unbounded(model, timeout)
+    sys.stdout.write(json.dumps({"result": result}))
+
+
+if __name__ == "__main__":
+    _main()

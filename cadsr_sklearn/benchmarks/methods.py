@@ -1,0 +1,306 @@
+"""The methods a benchmark compares: CADSR and two peers, under one time budget.
+
+Each method is fitted on the same :class:`~.suites.Dataset` with the same seed
+and wall-clock budget, and its model is turned into a SymPy expression in the
+dataset's feature names so that one set of metrics judges all of them.
+
+How ``max_time`` maps onto each API
+-----------------------------------
+cadsr
+    ``CADSRRegressor(max_time=...)``: the search stops before an epoch that
+    would overrun the budget (or earlier on an exact fit, ``tol``).
+gplearn
+    gplearn has no clock. ``SymbolicRegressor`` is grown one generation at a
+    time with ``warm_start=True`` (population 1000, its other defaults) and
+    stops before a generation that, at the pace of the last one, would overrun
+    ``max_time`` — the same rule as CADSR — or when its own
+    ``stopping_criteria`` is met. Its ``random_state`` is a ``RandomState``
+    seeded once, so the warm-started generations continue one random stream.
+operon
+    ``pyoperon.sklearn.SymbolicRegressor(max_time=...)``, which takes whole
+    seconds (rounded, at least 1) and checks the clock between generations;
+    its generation and evaluation caps are lifted so the clock decides.
+
+Operators: every method gets the problem's operator set where its library has
+it (gplearn has no ``pow``, so it is dropped; its ``exp`` is added as a
+protected ``exp(min(x, 100))``). Problems without the constant token run gplearn
+with ``const_range=None``; Operon always scales every leaf by a coefficient and
+cannot be restricted there. All methods run single-threaded.
+
+SymPy conversion: gplearn's program is walked node by node, Operon's model
+string (``get_model_string``) is parsed with placeholder names that are then
+replaced by the feature symbols. Protected operators are read as the plain
+functions (``div`` as ``/``, ``sqrt`` as ``sqrt``, ``log`` as ``log``), as
+SRBench does; predictions, and so R², always come from the method's own
+``predict``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+
+from .suites import Dataset
+
+__all__ = ["METHODS", "FitResult", "method_unavailable", "fit_method", "gplearn_to_sympy", "operon_to_sympy"]
+
+METHODS: tuple[str, ...] = ("cadsr", "gplearn", "operon")
+_PACKAGES = {"cadsr": "torch", "gplearn": "gplearn", "operon": "pyoperon"}
+
+
+@dataclass
+class FitResult:
+    """A fitted model, judged later by :func:`.metrics.model_metrics`."""
+
+    model: sympy.Expr  # in sympy.Symbol(feature name)
+    y_pred_train: np.ndarray
+    y_pred_test: np.ndarray
+    fit_time: float  # seconds of wall-clock time spent in fit
+    evaluations: int | None  # expressions scored
+    native: str  # the method's own rendering of the model
+    info: dict = field(default_factory=dict)
+
+
+def method_unavailable(method: str) -> str | None:
+    """Why ``method`` cannot run here (unknown, or its package missing), else None."""
+    if method not in METHODS:
+        return f"unknown method {method!r}; choose from {', '.join(METHODS)}"
+    package = _PACKAGES[method]
+    if importlib.util.find_spec(package) is None:
+        return f"--method {method} needs the {package} package: pip install 'cadsr-sklearn[bench]'"
+    return None
+
+
+def fit_method(
+    method: str,
+    data: Dataset,
+    operators: tuple[tuple[str, ...], tuple[str, ...], bool],
+    max_time: float,
+    seed: int,
+    params: dict[str, Any] | None = None,
+) -> FitResult:
+    """Fit ``method`` on ``data.X_train`` within ``max_time`` seconds.
+
+    Parameters
+    ----------
+    method : {"cadsr", "gplearn", "operon"}
+    data : Dataset
+    operators : (binary, unary, use_constants)
+        The problem's operator set (CADSR names: add, sub, mul, div, pow, sin…).
+    max_time : float
+        Wall-clock budget of ``fit`` in seconds.
+    seed : int
+        ``random_state`` of the method.
+    params : dict, optional
+        Extra constructor parameters of the method's estimator.
+    """
+    fit = {"cadsr": _fit_cadsr, "gplearn": _fit_gplearn, "operon": _fit_operon}[method]
+    return fit(data, operators, max_time, seed, dict(params or {}))
+
+
+def _symbols(data: Dataset) -> list[sympy.Symbol]:
+    return [sympy.Symbol(n) for n in data.feature_names]
+
+
+# --------------------------------------------------------------------- CADSR
+def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
+    from ..estimator import CADSRRegressor
+
+    binary, unary, use_constants = operators
+    kwargs = dict(
+        binary_operators=tuple(binary),
+        unary_operators=tuple(unary),
+        use_constants=use_constants,
+        max_time=max_time,
+        random_state=seed,
+        device="cpu",
+    )
+    kwargs.update(params)
+    est = CADSRRegressor(**kwargs)
+    start = time.perf_counter()
+    est.fit(data.X_train, data.y_train)
+    elapsed = time.perf_counter() - start
+    names = list(data.feature_names)
+    return FitResult(
+        model=est.best_expression_.to_sympy(names),
+        y_pred_train=est.predict(data.X_train),
+        y_pred_test=est.predict(data.X_test),
+        fit_time=elapsed,
+        evaluations=int(est.n_evaluations_),
+        native=est.best_expression_.infix(names, 6),
+        info={"epochs": est.n_epochs_, "stop": est.stop_reason_},
+    )
+
+
+# ------------------------------------------------------------------- gplearn
+def _protected_exp(x):
+    with np.errstate(over="ignore"):
+        return np.exp(np.minimum(x, 100.0))
+
+
+_GPLEARN_UNARY = {"sin", "cos", "tan", "log", "sqrt", "neg", "inv", "abs"}
+
+
+def _gplearn_function_set(binary, unary) -> list:
+    from gplearn.functions import make_function
+
+    functions: list = [op for op in binary if op in {"add", "sub", "mul", "div"}]
+    for op in unary:
+        if op in _GPLEARN_UNARY:
+            functions.append(op)
+        elif op == "exp":
+            functions.append(make_function(function=_protected_exp, name="exp", arity=1))
+    return functions
+
+
+_GPLEARN_SYMPY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "sqrt": sympy.sqrt,
+    "log": sympy.log,
+    "exp": sympy.exp,
+    "sin": sympy.sin,
+    "cos": sympy.cos,
+    "tan": sympy.tan,
+    "neg": lambda a: -a,
+    "inv": lambda a: 1 / a,
+    "abs": sympy.Abs,
+    "max": sympy.Max,
+    "min": sympy.Min,
+}
+
+
+def gplearn_to_sympy(program: list, symbols: list[sympy.Symbol]) -> sympy.Expr:
+    """SymPy form of a gplearn program (its prefix list of functions, feature indices, floats)."""
+    position = 0
+
+    def build() -> sympy.Expr:
+        nonlocal position
+        node = program[position]
+        position += 1
+        if isinstance(node, (int, np.integer)):
+            return symbols[int(node)]
+        if isinstance(node, (float, np.floating)):
+            return sympy.Float(float(node))
+        args = [build() for _ in range(node.arity)]
+        return _GPLEARN_SYMPY[node.name](*args)
+
+    return build()
+
+
+def _fit_gplearn(data, operators, max_time, seed, params) -> FitResult:
+    from gplearn.genetic import SymbolicRegressor
+
+    binary, unary, use_constants = operators
+    max_generations = int(params.pop("generations", 100_000))
+    kwargs = dict(
+        population_size=1000,
+        function_set=_gplearn_function_set(binary, unary),
+        const_range=(-1.0, 1.0) if use_constants else None,
+        n_jobs=1,
+        random_state=np.random.RandomState(seed),
+        warm_start=True,
+        low_memory=True,
+        generations=1,
+    )
+    kwargs.update(params)
+    est = SymbolicRegressor(**kwargs)
+    start = time.perf_counter()
+    last = start
+    est.fit(data.X_train, data.y_train)
+    stop = "generations"
+    while est.generations < max_generations:
+        now = time.perf_counter()
+        if (now - start) + (now - last) > max_time:
+            stop = "max_time"
+            break
+        if est.run_details_["best_fitness"][-1] <= est.stopping_criteria:
+            stop = "stopping_criteria"
+            break
+        last = now
+        est.set_params(generations=est.generations + 1)
+        est.fit(data.X_train, data.y_train)
+    elapsed = time.perf_counter() - start
+    n_generations = len(est.run_details_["generation"])
+    with np.errstate(all="ignore"):
+        y_train, y_test = est.predict(data.X_train), est.predict(data.X_test)
+    return FitResult(
+        model=gplearn_to_sympy(est._program.program, _symbols(data)),
+        y_pred_train=y_train,
+        y_pred_test=y_test,
+        fit_time=elapsed,
+        evaluations=n_generations * est.population_size,
+        native=str(est._program),
+        info={"generations": n_generations, "stop": stop},
+    )
+
+
+# -------------------------------------------------------------------- Operon
+_OPERON_SYMBOLS = {
+    "add", "sub", "mul", "div", "pow", "sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "square",
+}
+
+
+def _operon_locals(symbols: list[sympy.Symbol]) -> dict:
+    local = {f"v{i}": s for i, s in enumerate(symbols)}
+    local.update(
+        {
+            "aq": lambda a, b: a / sympy.sqrt(1 + b**2),
+            "logabs": lambda a: sympy.log(sympy.Abs(a)),
+            "sqrtabs": lambda a: sympy.sqrt(sympy.Abs(a)),
+            "square": lambda a: a**2,
+            "cbrt": sympy.cbrt,
+            "abs": sympy.Abs,
+            "fmin": sympy.Min,
+            "fmax": sympy.Max,
+        }
+    )
+    return local
+
+
+def operon_to_sympy(model_string: str, symbols: list[sympy.Symbol]) -> sympy.Expr:
+    """SymPy form of an Operon infix string written with the names ``v0, v1, …`` (``^`` is power)."""
+    return sympy.sympify(model_string, locals=_operon_locals(symbols), convert_xor=True)
+
+
+def _fit_operon(data, operators, max_time, seed, params) -> FitResult:
+    from pyoperon.sklearn import SymbolicRegressor
+
+    binary, unary, use_constants = operators
+    allowed = [op for op in (*binary, *unary) if op in _OPERON_SYMBOLS]
+    allowed += ["constant", "variable"] if use_constants else ["variable"]
+    kwargs = dict(
+        allowed_symbols=",".join(allowed),
+        max_time=max(1, int(round(max_time))),
+        generations=10**9,
+        max_evaluations=10**15,
+        n_threads=1,
+        random_state=seed,
+    )
+    kwargs.update(params)
+    est = SymbolicRegressor(**kwargs)
+    start = time.perf_counter()
+    est.fit(data.X_train, data.y_train)
+    elapsed = time.perf_counter() - start
+    placeholder = [f"v{i}" for i in range(len(data.feature_names))]
+    text = est.get_model_string(est.model_, 12, names=placeholder)
+    stats = getattr(est, "stats_", {}) or {}
+    evaluations = stats.get("evaluation_count")
+    with np.errstate(all="ignore"):
+        y_train, y_test = est.predict(data.X_train), est.predict(data.X_test)
+    return FitResult(
+        model=operon_to_sympy(text, _symbols(data)),
+        y_pred_train=np.asarray(y_train, dtype=np.float64),
+        y_pred_test=np.asarray(y_test, dtype=np.float64),
+        fit_time=elapsed,
+        evaluations=None if evaluations is None else int(evaluations),
+        native=est.get_model_string(est.model_, 6, names=list(data.feature_names)),
+        info={"generations": stats.get("generations")},
+    )

@@ -1,0 +1,1 @@
+"""SRBench submission folder for CADSR; the entry points live in :mod:`.regressor`."""

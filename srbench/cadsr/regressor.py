@@ -1,0 +1,177 @@
+"""CADSR for SRBench: the submission's ``est``, ``model``, ``complexity`` and population.
+
+SRBench imports this module, pushes its time limit into ``est.max_time`` and its
+seed into ``est.random_state``, fits ``est`` on a DataFrame (``use_dataframe``),
+then reads the formula through :func:`model` and parses it with SymPy, each
+column name standing for ``sympy.Symbol(name)``.
+
+Feature names in the formula: every column whose name is a Python identifier,
+not a keyword, and not the name of a function the formula uses (a column called
+``sin`` next to ``sin(...)``), appears verbatim — also names SymPy would read as
+its own objects (``E``, ``I``, ``S``, ``N``, ``beta``, ``gamma``), which the
+harness's ``local_dict`` maps back to plain symbols. Any other name (``"x 1"``,
+``"lambda"``, ``"2nd"``) cannot be written into a parsable string as is; it is
+replaced by an identifier derived from it (see :func:`formula_names`).
+"""
+
+from __future__ import annotations
+
+import copy
+import keyword
+import re
+
+import numpy as np
+import sympy
+
+from cadsr_sklearn import CADSRRegressor
+
+__all__ = [
+    "est",
+    "model",
+    "complexity",
+    "get_population",
+    "get_best_solution",
+    "formula_names",
+    "eval_kwargs",
+    "hyper_params",
+]
+
+# The paper's configuration (the estimator's defaults); SRBench overwrites
+# max_time (1 h for <= 1000 training rows, 10 h above) and random_state.
+est = CADSRRegressor(max_time=60 * 60, random_state=0, device="auto", verbose=0)
+
+# No tuning: the paper runs one configuration everywhere.
+hyper_params = [{}]
+
+eval_kwargs = {
+    # SRBench's quick test (``-test``) applies these with est.set_params.
+    "test_params": {
+        "max_time": 10,
+        "n_epochs": 3,
+        "batch_size": 100,
+        "ff_dim": 64,
+        "max_length": 16,
+        "device": "cpu",
+    },
+    "max_train_samples": 10_000,
+    # The formula must be in the data's own units for the symbolic assessment.
+    "scale_x": False,
+    "scale_y": False,
+    # Column names reach fit(), so the formula names them.
+    "use_dataframe": True,
+}
+
+
+def _column_names(est, X=None) -> list[str]:
+    columns = getattr(X, "columns", None)
+    if columns is not None:
+        return [str(c) for c in columns]
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None:
+        return [str(n) for n in names]
+    return [f"x{i}" for i in range(est.n_features_in_)]
+
+
+def formula_names(columns, reserved=()) -> list[str]:
+    """The name each column gets in the formula string.
+
+    A column keeps its name when it is a Python identifier that is not a keyword
+    and not in ``reserved`` (function names used by the formula); any other is
+    turned into one: characters outside ``[A-Za-z0-9_]`` become ``_``, a leading
+    digit or a keyword gets a prefix or suffix, and clashes get ``_2``, ``_3``….
+    """
+    reserved = set(reserved)
+    out: list[str] = []
+    taken: set[str] = set()
+    for col in map(str, columns):
+        if col.isidentifier() and not keyword.iskeyword(col) and col not in reserved and col not in taken:
+            out.append(col)
+            taken.add(col)
+            continue
+        base = re.sub(r"\W", "_", col) or "x"
+        if base[0].isdigit():
+            base = "x_" + base
+        if keyword.iskeyword(base) or base in reserved:
+            base += "_"
+        name, k = base, 2
+        while name in taken or name in columns:
+            name, k = f"{base}_{k}", k + 1
+        out.append(name)
+        taken.add(name)
+    return out
+
+
+def _printable_numbers(expr: sympy.Expr) -> sympy.Expr:
+    """Floats in their shortest round-trip digits; E, pi… as floats.
+
+    SymPy prints a float64 constant with 15 digits, which does not always read
+    back as the same float; ``repr`` digits do. With E and pi gone, ``E`` in the
+    string can only mean a column.
+    """
+    expr = expr.xreplace({c: sympy.Float(float(c)) for c in expr.atoms(sympy.NumberSymbol)})
+    return expr.xreplace({f: sympy.Float(repr(float(f))) for f in expr.atoms(sympy.Float) if f.is_finite})
+
+
+def model(est, X=None) -> str:
+    """The fitted formula as a SymPy-parsable string in the DataFrame's column names.
+
+    Plain ``+ - * / **`` and SymPy's function names (``sin``, ``cos``, ``exp``,
+    ``log``, ``sqrt``, ``Abs``…); constants are written in full precision, so
+    the parsed string predicts what ``est.predict`` predicts.
+    """
+    columns = _column_names(est, X)
+    placeholders = [f"_cadsr_x{i}" for i in range(len(columns))]
+    expr = _printable_numbers(est.best_expression_.to_sympy(placeholders))
+    # names the printer may write besides the columns
+    used = {f.func.__name__ for f in expr.atoms(sympy.Function)} | {"sqrt", "oo", "zoo", "nan", "Piecewise", "Eq"}
+    names = formula_names(columns, reserved=used)
+    expr = expr.xreplace({sympy.Symbol(p): sympy.Symbol(n) for p, n in zip(placeholders, names)})
+    return sympy.sstr(expr)
+
+
+def complexity(est) -> int:
+    """Nodes of the formula in SymPy's preorder traversal (as SRBench counts them)."""
+    expr = est.best_expression_.to_sympy([f"x{i}" for i in range(est.n_features_in_)])
+    return sum(1 for _ in sympy.preorder_traversal(expr))
+
+
+def _front_expressions(est) -> list:
+    """(Expression, is_selected) of every Pareto-front member, simplest first."""
+    table = est.equations_
+    rows = table if isinstance(table, list) else table.to_dict("records")
+    return [(r["expression"], bool(r["selected"])) for r in rows]
+
+
+def _with_expression(est, expression):
+    """A copy of the fitted ``est`` that predicts with ``expression``.
+
+    A shallow copy shares the read-only fitted tables (history, front); only
+    the two attributes ``predict`` and ``model`` read are replaced.
+    """
+    member = copy.copy(est)
+    member.best_expression_ = expression
+    member.expression_ = expression.to_sympy(_column_names(est))
+    return member
+
+
+def get_population(est) -> list:
+    """At most 100 fitted estimators, one per Pareto-front formula (complexity vs loss).
+
+    Each predicts with its own formula and works with :func:`model`. When the
+    front is longer than 100, 100 members evenly spread over it are kept, always
+    including the selected formula.
+    """
+    front = _front_expressions(est)
+    if len(front) > 100:
+        keep = set(np.linspace(0, len(front) - 1, 100).round().astype(int).tolist())
+        selected = [i for i, (_, s) in enumerate(front) if s]
+        if selected and selected[0] not in keep:
+            keep.discard(min(keep, key=lambda i: abs(i - selected[0])))
+            keep.add(selected[0])
+        front = [front[i] for i in sorted(keep)]
+    return [_with_expression(est, expression) for expression, _ in front]
+
+
+def get_best_solution(est):
+    """The selected formula (highest reward, the paper's τ*): ``est`` itself."""
+    return est
