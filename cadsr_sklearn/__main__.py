@@ -1,5 +1,8 @@
+"""``python -m cadsr_sklearn``: the same as the ``cadsr`` command."""
+
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,30 +1,116 @@
-"""The ``cadsr`` command: ``demo``, ``fit``, ``predict`` and ``show``.
+"""The ``cadsr`` command: ``demo``, ``fit``, ``predict``, ``show`` (and ``bench``).
 
-Bad input is one line on stderr and exit status 2.
+::
+
+    cadsr demo                                   # the pendulum law, about a minute on a CPU
+    cadsr fit data.csv --target y --max-time 120 --out model.joblib
+    cadsr predict model.joblib new.csv --out predictions.csv
+    cadsr show model.joblib
+
+Bad input (a missing file or column, non-numeric or non-finite values, an empty
+file, an unknown operator or device) is one line on stderr and exit status 2;
+nothing is fitted. ``python -m cadsr_sklearn`` is the same command.
+
+Model files are pickles (joblib): loading one runs code from it, so only load
+files you trust.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["main"]
+from ._version import __version__
+
+__all__ = ["main", "build_parser", "pendulum_data"]
+
+#: Budget of ``cadsr demo`` in seconds.
+DEMO_MAX_TIME = 60.0
 
 
 class UsageError(Exception):
     """A problem with the user's input: reported in one line, exit status 2."""
 
 
-# ------------------------------------------------------------------- demo
+# ------------------------------------------------------------------ output
+def _round(expr, digits: int = 4):
+    """``expr`` with every float shown to ``digits`` significant digits."""
+    import sympy
+
+    expr = sympy.sympify(expr)
+    return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
+
+
+def _pretty(expr) -> str:
+    import sympy
+
+    unicode = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "") in ("utf8", "utf16")
+    return sympy.pretty(_round(expr), use_unicode=unicode)
+
+
+def _rows(equations) -> list[dict]:
+    """``equations_`` as a list of dicts, whether it is a DataFrame or a list."""
+    if isinstance(equations, list):
+        return equations
+    return equations.to_dict("records")
+
+
+def _train_r2(model, loss: float) -> float | None:
+    variance = getattr(model, "y_variance_", None)
+    if variance is None or not variance > 0:
+        return None
+    return 1.0 - loss / variance
+
+
+def _print_formula(model) -> None:
+    print("Discovered formula:\n")
+    print(_pretty(model.expression_))
+    print(f"\nLaTeX:      {model.latex()}")
+    print(f"Complexity: {model.best_expression_.complexity}  (k = nodes + constants)")
+
+
+def _print_front(model) -> None:
+    rows = _rows(model.equations_)
+    with_r2 = _train_r2(model, 0.0) is not None
+    print("\nPareto front (* = chosen: the highest reward; training loss = MSE):")
+    header = "      k  train MSE" + ("    train R²" if with_r2 else "") + "  formula"
+    print(header)
+    for row in rows:
+        mark = "*" if row["selected"] else " "
+        r2 = f"  {_train_r2(model, row['loss']):10.6f}" if with_r2 else ""
+        print(f"  {mark} {row['complexity']:3d}  {row['loss']:.3e}{r2}  {_round(row['equation'], 4)}")
+
+
+def _print_run(model, seconds: float | None = None) -> None:
+    took = seconds if seconds is not None else (model.history_[-1]["time"] if model.history_ else 0.0)
+    print(
+        f"\nSearch: {model.n_epochs_} epochs, {model.n_evaluations_} expressions scored, "
+        f"{took:.1f} s on {model.device_}, stopped by: {model.stop_reason_}"
+    )
+    if model.interrupted_:
+        print("(interrupted with Ctrl-C: the best formula found so far is kept)")
+
+
+# -------------------------------------------------------------------- demo
 def pendulum_data(n: int = 300, noise: float = 0.01, seed: int = 0):
     """Period of a simple pendulum, T = 2π·sqrt(L/g), on several planets.
 
-    L (m) in [0.1, 2], g (m/s²) in [1.6, 25] (the Moon to Jupiter); Gaussian noise
-    of ``noise`` times the RMS of T on the training targets.
+    L (m) in [0.1, 2], g (m/s²) in [1.6, 25] (the Moon to Jupiter); Gaussian
+    noise of ``noise`` times the RMS of T (SRBench's noise model).
+
+    Returns
+    -------
+    X : ndarray of shape (n, 2)
+        Columns L and g.
+    T_true : ndarray of shape (n,)
+        Noise-free periods.
+    T : ndarray of shape (n,)
+        Measured (noisy) periods.
     """
     rng = np.random.default_rng(seed)
     L = rng.uniform(0.1, 2.0, n)
@@ -34,217 +120,401 @@ def pendulum_data(n: int = 300, noise: float = 0.01, seed: int = 0):
     return X, T, T + rng.normal(0, noise * np.sqrt(np.mean(T**2)), n)
 
 
+def matches_truth(model_expr, truth, rel_tol: float = 0.02, timeout: float = 5.0) -> bool:
+    """Whether ``model_expr`` equals ``truth`` up to constants within ``rel_tol``.
+
+    True when ``model / truth`` simplifies to a number within ``rel_tol`` of 1
+    (the fitted 6.28… for 2π passes; a different power does not).
+    """
+    import sympy
+
+    from .benchmarks.metrics import SimplifyTimeout, round_floats, time_limit
+
+    model_expr, truth = sympy.sympify(model_expr), sympy.sympify(truth)
+    # physical quantities: positive symbols let sqrt(L/g) = sqrt(L)/sqrt(g)
+    positive = {s: sympy.Symbol(s.name, positive=True) for s in model_expr.free_symbols | truth.free_symbols}
+    # exact rationals (x**0.5 -> sqrt(x)), three decimals: SRBench's rounding
+    model_expr = round_floats(model_expr, digits=3).xreplace(positive)
+    try:
+        with time_limit(timeout):
+            ratio = sympy.simplify(model_expr / truth.xreplace(positive))
+    except SimplifyTimeout:
+        return False
+    if not ratio.is_number:
+        return False
+    try:
+        return abs(complex(ratio) - 1.0) <= rel_tol
+    except TypeError:
+        return False
+
+
 def _cmd_demo(args) -> int:
     import sympy
 
     from .estimator import CADSRRegressor
 
-    X, T_true, T = pendulum_data(seed=args.seed)
+    device = _check_device(args.device)
+    if args.out:
+        _check_writable(args.out)
+    X, T_true, T = pendulum_data(seed=0)
+    names = ["L", "g"]
     n_train = int(0.75 * len(X))
     print("CADSR demo: the period of a simple pendulum, T = 2*pi*sqrt(L/g)")
-    print(f"  {len(X)} measurements of (L, g) -> T with 1% noise; {n_train} to train, the rest to test.")
-    print(f"  Searching for up to {args.max_time:g} s …\n")
+    print(f"  {len(X)} measurements of (L, g) -> T with 1% noise; {n_train} to train, "
+          f"{len(X) - n_train} to test.")
+    print(f"  Searching for up to {args.max_time:g} s on {device} (seed {args.seed}) ...\n")
     model = CADSRRegressor(
-        max_time=args.max_time, random_state=args.seed, verbose=1, device=args.device
+        max_time=args.max_time, random_state=args.seed, verbose=1, device=args.device,
+        **_hidden_params(args),
     )
-    model.fit(_frame(X[:n_train], ["L", "g"]), T[:n_train])
-    _report(model, X[n_train:], T_true[n_train:], ["L", "g"])
-    truth = 2 * sympy.pi * sympy.sqrt(sympy.Symbol("L") / sympy.Symbol("g"))
-    print(f"\nTruth:   T = {truth}  (2*pi = {2 * np.pi:.4f})")
+    start = time.perf_counter()
+    model.fit(_frame(X[:n_train], names), T[:n_train])
+    seconds = time.perf_counter() - start
+    print()
+    _print_formula(model)
+    r2 = model.score(_frame(X[n_train:], names), T_true[n_train:])
+    print(f"Test R²:    {r2:.6f}  (on {len(X) - n_train} held-out rows, noise-free targets)")
+    _print_run(model, seconds)
+    _print_front(model)
+
+    L, g = sympy.symbols("L g")
+    truth = 2 * sympy.pi * sympy.sqrt(L / g)
+    # a cheap numerical gate first: simplify() on a wrong formula can take long
+    with np.errstate(all="ignore"):
+        close = np.max(np.abs(model.predict(_frame(X[n_train:], names)) / T_true[n_train:] - 1.0))
+    found = bool(close <= 0.02) and matches_truth(model.expression_, truth)
+    print(f"\nTruth:      T = 2*pi*sqrt(L/g) = 6.2832*sqrt(L/g)")
+    if found:
+        print("Recovered:  yes, the same formula up to rounding of the fitted constants.")
+    else:
+        print("Recovered:  no. Try a longer search (--max-time 300) or another --seed.")
     if args.plots:
-        _write_plots(model, _frame(X[n_train:], ["L", "g"]), T_true[n_train:], Path(args.plots))
+        _write_plots(model, _frame(X[n_train:], names), T_true[n_train:], Path(args.plots),
+                     y_train=T[:n_train])
+    if args.out:
+        import joblib
+
+        joblib.dump(model, args.out)
+        print(f"Saved the model to {args.out}")
     return 0
 
 
 def _frame(X, names):
     try:
         import pandas as pd
-    except ImportError:
+    except ImportError:  # pandas is optional for the demo: fall back to x0, x1
         return X
     return pd.DataFrame(X, columns=names)
 
 
-def _report(model, X_test, y_test, names) -> None:
-    import sympy
+def _write_plots(model, X, y, folder: Path, y_train=None) -> None:
+    from . import plotting
 
-    from .estimator import CADSRRegressor  # noqa: F401  (for type readers)
-
-    expr = model.expression_
-    print("\nDiscovered formula:")
-    print(sympy.pretty(sympy.Float(1) * expr if expr.is_Number else expr.evalf(4)))
-    print(f"LaTeX:   {model.latex()}")
-    if X_test is not None:
-        print(f"Test R²: {model.score(_frame(X_test, names), y_test):.6f}")
-    print(f"Complexity k (nodes + constants): {model.best_expression_.complexity}")
-    print(f"Epochs: {model.n_epochs_}, expressions scored: {model.n_evaluations_}, stop: {model.stop_reason_}")
-    print("\nPareto front (complexity, training MSE, formula):")
-    for row in _rows(model.equations_):
-        mark = "*" if row["selected"] else " "
-        print(f" {mark} {row['complexity']:3d}  {row['loss']:.4e}  {row['equation'].evalf(4)}")
-
-
-def _rows(equations):
-    if isinstance(equations, list):
-        return equations
-    return equations.to_dict("records")
-
-
-def _write_plots(model, X_test, y_test, folder: Path) -> None:
     try:
-        from . import plotting
+        paths = plotting.save_all(model, X, y, folder, y_train=y_train)
     except ImportError:
-        print("(matplotlib is not installed: no plots; pip install 'cadsr-sklearn[plot]')")
+        print("\n(matplotlib is not installed, so no plots: pip install 'cadsr-sklearn[plot]')")
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, path in plotting.save_all(model, X_test, y_test, folder).items():
-        print(f"Wrote {name}: {path}")
+    print()
+    for name, path in paths.items():
+        print(f"Wrote {name.replace('_', ' ')} plot: {path}")
 
 
-# ------------------------------------------------------------ fit / predict
+# ------------------------------------------------------------ validation
 def _read_table(path: str):
     try:
         import pandas as pd
-    except ImportError as err:  # pragma: no cover
-        raise UsageError("reading CSV files needs pandas: pip install 'cadsr-sklearn[pandas]'") from err
+    except ImportError:  # pragma: no cover
+        raise UsageError("reading CSV files needs pandas: pip install 'cadsr-sklearn[pandas]'") from None
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{path}: no such file")
+    if p.is_dir():
+        raise UsageError(f"{path}: is a folder, not a CSV file")
+    if p.stat().st_size == 0:
+        raise UsageError(f"{path}: the file is empty")
     try:
-        df = pd.read_csv(p, sep=None, engine="python")
+        df = pd.read_csv(p, sep=_delimiter(p))
     except pd.errors.EmptyDataError:
         raise UsageError(f"{path}: the file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as err:
-        raise UsageError(f"{path}: cannot be read as CSV ({err})") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UsageError(f"{path}: cannot be read as CSV ({first})") from None
     if df.empty:
-        raise UsageError(f"{path}: the file has no data rows")
+        raise UsageError(f"{path}: the file has a header but no data rows")
+    df.columns = [str(c).strip() for c in df.columns]
     return df
+
+
+def _delimiter(path: Path) -> str:
+    """The file's delimiter among comma, semicolon, tab and bar (comma when unsure)."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8", errors="replace") as f:
+            sample = f.read(65536)
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except (csv.Error, OSError):
+        return ","
 
 
 def _numeric(df, path: str):
-    bad = [c for c in df.columns if not np.issubdtype(df[c].dtype, np.number)]
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    bad = [c for c in df.columns if not (is_numeric_dtype(df[c]) or is_bool_dtype(df[c]))]
     if bad:
         raise UsageError(f"{path}: non-numeric column(s) {bad}; encode or drop them")
     values = df.to_numpy(dtype=np.float64)
-    if not np.all(np.isfinite(values)):
-        rows = np.flatnonzero(~np.all(np.isfinite(values), axis=1))[:5]
-        raise UsageError(f"{path}: NaN or infinite values (rows {list(rows)}…); clean or drop them")
+    finite = np.isfinite(values)
+    if not finite.all():
+        rows, cols = np.nonzero(~finite)
+        where = ", ".join(f"row {r + 2} column {df.columns[c]!r}" for r, c in list(zip(rows, cols))[:3])
+        more = " …" if len(rows) > 3 else ""
+        raise UsageError(f"{path}: missing, NaN or infinite values ({where}{more}); clean or drop them")
     return df
 
 
+def _check_operators(binary, unary) -> None:
+    from .library import BINARY_OPERATORS, UNARY_OPERATORS
+
+    for given, table, other, role in (
+        (binary, BINARY_OPERATORS, UNARY_OPERATORS, "binary"),
+        (unary, UNARY_OPERATORS, BINARY_OPERATORS, "unary"),
+    ):
+        for name in given or ():
+            if name in table:
+                continue
+            if name in other:
+                flag = "--unary" if role == "binary" else "--binary"
+                raise UsageError(f"{name!r} is not a {role} operator; pass it to {flag}")
+            raise UsageError(f"unknown {role} operator {name!r}; choose from {' '.join(table)}")
+
+
+def _check_device(device: str) -> str:
+    from .estimator import resolve_device
+
+    try:
+        return str(resolve_device(device))
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+
+
+def _check_writable(path: str) -> None:
+    parent = Path(path).resolve().parent
+    if not parent.is_dir():
+        raise UsageError(f"{path}: the folder {parent} does not exist")
+
+
+def _hidden_params(args) -> dict:
+    params = {}
+    if getattr(args, "epochs", None) is not None:
+        params["n_epochs"] = args.epochs
+    if getattr(args, "batch_size", None) is not None:
+        params["batch_size"] = args.batch_size
+    return params
+
+
+# ------------------------------------------------------------------- fit
 def _cmd_fit(args) -> int:
+    df = _read_table(args.data)
+    if args.target not in df.columns:
+        raise UsageError(f"{args.data}: no column {args.target!r}; the columns are {list(df.columns)}")
+    df = _numeric(df, args.data)
+    X, y = df.drop(columns=[args.target]), df[args.target].to_numpy(dtype=np.float64)
+    if X.shape[1] == 0:
+        raise UsageError(f"{args.data}: no feature columns besides the target {args.target!r}")
+    _check_operators(args.binary, args.unary)
+    device = _check_device(args.device)
+    _check_writable(args.out)
+
     import joblib
 
     from .estimator import CADSRRegressor
 
-    df = _read_table(args.data)
-    if args.target not in df.columns:
-        raise UsageError(f"{args.data}: no column {args.target!r}; columns are {list(df.columns)}")
-    df = _numeric(df, args.data)
-    X, y = df.drop(columns=[args.target]), df[args.target].to_numpy()
-    if X.shape[1] == 0:
-        raise UsageError(f"{args.data}: no feature columns besides the target {args.target!r}")
-    params = dict(max_time=args.max_time, random_state=args.seed, device=args.device, verbose=1)
+    params = dict(max_time=args.max_time, random_state=args.seed, device=args.device, verbose=1,
+                  **_hidden_params(args))
     if args.binary is not None:
         params["binary_operators"] = tuple(args.binary)
     if args.unary is not None:
         params["unary_operators"] = tuple(args.unary)
-    if args.epochs is not None:
-        params["n_epochs"] = args.epochs
+    print(f"Fitting {args.target} from {list(X.columns)} ({len(df)} rows) for up to "
+          f"{args.max_time:g} s on {device} ...")
+    model = CADSRRegressor(**params)
+    start = time.perf_counter()
     try:
-        model = CADSRRegressor(**params)
         model.fit(X, y)
-    except ValueError as err:
+    except ValueError as err:  # anything the estimator rejects that the checks above missed
         raise UsageError(str(err).splitlines()[0]) from None
-    _report(model, None, None, list(X.columns))
-    if model.interrupted_:
-        print("(interrupted: kept the best formula found so far)")
+    seconds = time.perf_counter() - start
+    print()
+    _print_formula(model)
+    print(f"Training R²: {model.score(X, y):.6f}")
+    _print_run(model, seconds)
+    _print_front(model)
     joblib.dump(model, args.out)
-    print(f"\nSaved the model to {args.out}")
+    print(f"\nSaved the model to {args.out}; apply it with: cadsr predict {args.out} NEW_DATA.csv")
+    if args.plots:
+        _write_plots(model, X, y, Path(args.plots))
     return 0
 
 
+# --------------------------------------------------------- predict / show
 def _load_model(path: str):
     import joblib
 
-    if not Path(path).exists():
+    from .estimator import CADSRRegressor
+
+    p = Path(path)
+    if not p.exists():
         raise UsageError(f"{path}: no such file")
+    if p.is_dir():
+        raise UsageError(f"{path}: is a folder, not a model file")
     try:
-        return joblib.load(path)
-    except ValueError as err:
-        raise UsageError(f"{path}: {err}") from None
-    except Exception as err:  # noqa: BLE001 - any unpickling failure is a bad file
+        model = joblib.load(p)
+    except ValueError as err:  # e.g. saved by an incompatible cadsr-sklearn version
+        raise UsageError(f"{path}: {str(err).splitlines()[0]}") from None
+    except Exception as err:  # noqa: BLE001 - any unpickling failure means a bad file
         raise UsageError(f"{path}: not a saved cadsr model ({type(err).__name__})") from None
+    if not isinstance(model, CADSRRegressor) or not hasattr(model, "best_expression_"):
+        raise UsageError(f"{path}: not a fitted CADSRRegressor (found {type(model).__name__})")
+    return model
 
 
 def _cmd_predict(args) -> int:
     model = _load_model(args.model)
-    df = _numeric(_read_table(args.data), args.data)
+    df = _read_table(args.data)
     names = [str(n) for n in getattr(model, "feature_names_in_", [])]
     if names:
         missing = [n for n in names if n not in df.columns]
         if missing:
-            raise UsageError(f"{args.data}: missing column(s) {missing} the model was fitted on")
-        X = df[names]
-    else:
-        X = df.to_numpy()
+            raise UsageError(f"{args.data}: missing column(s) {missing} that the model was fitted on")
+        df = df[names]
+    elif df.shape[1] != model.n_features_in_:
+        raise UsageError(
+            f"{args.data}: {df.shape[1]} columns, but the model was fitted on {model.n_features_in_} "
+            "unnamed features"
+        )
+    df = _numeric(df, args.data)
+    if args.out:
+        _check_writable(args.out)
     try:
-        pred = model.predict(X)
+        pred = model.predict(df if names else df.to_numpy(dtype=np.float64))
     except ValueError as err:
         raise UsageError(str(err).splitlines()[0]) from None
     import pandas as pd
 
     out = pd.DataFrame({"prediction": pred})
+    n_nan = int(np.isnan(pred).sum())
     if args.out:
         out.to_csv(args.out, index=False)
         print(f"Wrote {len(out)} predictions to {args.out}")
     else:
         out.to_csv(sys.stdout, index=False)
+    if n_nan:
+        print(f"cadsr: note: {n_nan} prediction(s) are NaN: the formula is undefined there "
+              "(e.g. a log of a negative number outside the training domain)", file=sys.stderr)
     return 0
 
 
 def _cmd_show(args) -> int:
     model = _load_model(args.model)
-    _report(model, None, None, None)
+    names = [str(n) for n in getattr(model, "feature_names_in_", [])] or [
+        f"x{i}" for i in range(model.n_features_in_)
+    ]
+    _print_formula(model)
+    _print_run(model)
+    print(f"Features:   {', '.join(names)}")
+    print(f"Operators:  binary {' '.join(model.binary_operators) or '-'}; "
+          f"unary {' '.join(model.unary_operators) or '-'}")
+    print(f"Settings:   max_time={model.max_time}, batch_size={model.batch_size}, "
+          f"reward={model.reward}, random_state={model.random_state}")
+    print(f"Saved with: cadsr-sklearn {getattr(model, 'version_', '?')}")
+    _print_front(model)
     return 0
 
 
 # ------------------------------------------------------------------- main
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cadsr", description="Symbolic regression with CADSR.")
-    sub = parser.add_subparsers(dest="command", required=True)
+def _positive(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not x > 0 or not np.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value!r}")
+    return x
 
-    demo = sub.add_parser("demo", help="find the pendulum law on a built-in dataset")
-    demo.add_argument("--max-time", type=float, default=60.0, help="search budget in seconds")
-    demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--device", default="auto")
-    demo.add_argument("--plots", default="cadsr-demo-plots", help="folder for PNG plots ('' for none)")
+
+def _positive_int(value: str) -> int:
+    try:
+        x = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
+    return x
+
+
+def _add_hidden(parser: argparse.ArgumentParser) -> None:
+    # small budgets for tests and CI; not part of the documented interface
+    parser.add_argument("--epochs", type=_positive_int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--batch-size", type=_positive_int, default=None, help=argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``cadsr`` argument parser with its sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="cadsr",
+        description="Symbolic regression with CADSR: find a short formula y = f(x) for a table of data.",
+        epilog="Model files are pickles: only load (predict, show) files you trust.",
+    )
+    parser.add_argument("--version", action="version", version=f"cadsr-sklearn {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="find the pendulum law T = 2*pi*sqrt(L/g) on a built-in dataset",
+                          description="Fit CADSR on 300 noisy pendulum measurements and print the formula.")
+    demo.add_argument("--max-time", type=_positive, default=DEMO_MAX_TIME,
+                      help=f"search budget in seconds (default {DEMO_MAX_TIME:g})")
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N")
+    demo.add_argument("--plots", default="cadsr-demo-plots", metavar="FOLDER",
+                      help="folder for the PNG plots (default cadsr-demo-plots; '' for none)")
+    demo.add_argument("--no-plots", dest="plots", action="store_const", const="", help="write no plots")
+    demo.add_argument("--out", default=None, metavar="MODEL.joblib",
+                      help="also save the fitted model (for cadsr show / predict)")
+    _add_hidden(demo)
     demo.set_defaults(run=_cmd_demo)
 
-    fit = sub.add_parser("fit", help="search a formula for a CSV file")
-    fit.add_argument("data")
-    fit.add_argument("--target", required=True, help="name of the column to predict")
-    fit.add_argument("--max-time", type=float, default=300.0)
-    fit.add_argument("--epochs", type=int, default=None)
-    fit.add_argument("--binary", nargs="+", default=None, help="binary operators, e.g. add sub mul div pow")
-    fit.add_argument("--unary", nargs="*", default=None, help="unary operators, e.g. sin cos log sqrt exp")
-    fit.add_argument("--seed", type=int, default=0)
-    fit.add_argument("--device", default="auto")
-    fit.add_argument("--out", default="model.joblib")
+    fit = sub.add_parser("fit", help="search a formula for a column of a CSV file",
+                         description="Search a formula TARGET = f(other columns) and save the model.")
+    fit.add_argument("data", metavar="DATA.csv", help="a table with a header row; every column numeric")
+    fit.add_argument("--target", required=True, metavar="COLUMN", help="name of the column to predict")
+    fit.add_argument("--max-time", type=_positive, default=300.0, help="search budget in seconds (default 300)")
+    fit.add_argument("--binary", nargs="+", default=None, metavar="OP",
+                     help="binary operators (default add sub mul div pow)")
+    fit.add_argument("--unary", nargs="*", default=None, metavar="OP",
+                     help="unary operators (default sin cos log sqrt exp; also tan square cube neg inv "
+                          "tanh abs); give none for no unary operators")
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    fit.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N")
+    fit.add_argument("--out", default="model.joblib", help="where to save the model (default model.joblib)")
+    fit.add_argument("--plots", default=None, metavar="FOLDER", help="also write PNG plots into FOLDER")
+    _add_hidden(fit)
     fit.set_defaults(run=_cmd_fit)
 
-    pred = sub.add_parser("predict", help="apply a saved model to a CSV file")
-    pred.add_argument("model")
-    pred.add_argument("data")
-    pred.add_argument("--out", default=None)
+    pred = sub.add_parser("predict", help="apply a saved model to a CSV file",
+                          description="Evaluate a saved model's formula on the rows of a CSV file.")
+    pred.add_argument("model", metavar="MODEL.joblib")
+    pred.add_argument("data", metavar="DATA.csv", help="must contain the columns the model was fitted on")
+    pred.add_argument("--out", default=None, metavar="PREDS.csv", help="output CSV (default: standard output)")
     pred.set_defaults(run=_cmd_predict)
 
-    show = sub.add_parser("show", help="print a saved model's formula and Pareto front")
-    show.add_argument("model")
+    show = sub.add_parser("show", help="print a saved model's formula, Pareto front and run summary")
+    show.add_argument("model", metavar="MODEL.joblib")
     show.set_defaults(run=_cmd_show)
 
     try:
         from .benchmarks.runner import add_bench_parser
-    except ModuleNotFoundError as err:  # the runner is optional while it is being written
+    except ModuleNotFoundError as err:  # only while the runner module does not exist
         if err.name != f"{__package__}.benchmarks.runner":
             raise
     else:
@@ -253,12 +523,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run ``cadsr`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    if hasattr(sys.stdout, "reconfigure"):
+        try:  # never crash on a console that cannot print "²" or a pretty formula
+            sys.stdout.reconfigure(errors="replace")
+        except (ValueError, OSError):  # pragma: no cover
+            pass
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
+        return int(exit_.code or 0)
     try:
         return args.run(args)
     except UsageError as err:
         print(f"cadsr: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `cadsr predict … | head`
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from fractions import Fraction
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import NamedTuple, Sequence
 
 import numpy as np
@@ -40,7 +40,7 @@ class Node:
 
 def _token_ids(tokens: Sequence[int]) -> tuple[int, ...]:
     """Token ids as a tuple of Python ints (from a list, NumPy array or tensor)."""
-    if isinstance(tokens, np.ndarray):
+    if hasattr(tokens, "tolist"):  # NumPy array or torch tensor: one conversion, not n
         tokens = tokens.tolist()
     ids = tuple(int(t) for t in tokens)
     if any(i != t for i, t in zip(ids, tokens)):
@@ -58,9 +58,14 @@ def _first_children(tokens: tuple[int, ...], library: Library) -> tuple[list[int
     allocated = 1  # nodes the tree has room for so far: the root + the children seen
     for i, t in enumerate(tokens):
         if not 0 <= t < n_tokens:
-            return None, f"token id {t} at position {i} is not in the library (ids 0..{n_tokens - 1})"
+            return None, (
+                f"token id {t} at position {i} is not in the library (ids 0..{n_tokens - 1})"
+            )
         if i >= allocated:
-            return None, f"the tree is complete after {i} token(s), but {len(tokens) - i} more token(s) follow"
+            return None, (
+                f"the tree is complete after {i} token(s), "
+                f"but {len(tokens) - i} more token(s) follow"
+            )
         first[i] = allocated
         allocated += arity[t]
     if allocated > len(tokens):
@@ -155,9 +160,10 @@ class Expression:
         """A copy holding other constant values."""
         new = object.__new__(Expression)
         # The structure is already validated; share it (and the evaluation plan).
-        new.tokens, new.library, new._first, new._key = self.tokens, self.library, self._first, self._key
+        new.tokens, new.library = self.tokens, self.library
+        new._first, new._key = self._first, self._key
         new._n_constants, new._plan = self._n_constants, self._plan
-        new.constants = self._constant_values(constants)
+        new.constants = self._constant_values(constants, default=True)
         return new
 
     def children(self, i: int) -> range:
@@ -214,7 +220,9 @@ class Expression:
         while queue:
             node = queue.popleft()
             if not 0 <= node.token < len(library):
-                raise ValueError(f"Token id {node.token} is not in the library (ids 0..{len(library) - 1}).")
+                raise ValueError(
+                    f"Token id {node.token} is not in the library (ids 0..{len(library) - 1})."
+                )
             if len(node.children) != library.arities[node.token]:
                 raise ValueError(
                     f"Node {library.names[node.token]!r} has {len(node.children)} children, "
@@ -238,7 +246,10 @@ class Expression:
         open_nodes: list[Node] = []  # nodes still missing children, innermost last
         for pos, t in enumerate(prefix):
             if not 0 <= t < len(arity):
-                raise ValueError(f"Token id {t} at position {pos} is not in the library (ids 0..{len(arity) - 1}).")
+                raise ValueError(
+                    f"Token id {t} at position {pos} is not in the library "
+                    f"(ids 0..{len(arity) - 1})."
+                )
             node = Node(t)
             if open_nodes:
                 parent = open_nodes[-1]
@@ -261,7 +272,9 @@ class Expression:
         if constants is not None:
             constants = np.asarray(constants, dtype=np.float64).reshape(-1)
             if len(constants) != expr.n_constants:
-                raise ValueError(f"Expected {expr.n_constants} constant values, got {len(constants)}.")
+                raise ValueError(
+                    f"Expected {expr.n_constants} constant values, got {len(constants)}."
+                )
             bfs = np.empty_like(constants)
             bfs[expr._constant_order_prefix()] = constants
             expr = expr.with_constants(bfs)
@@ -379,7 +392,7 @@ class Expression:
         exported formula meaning what was evaluated.
         """
         lib = self.library
-        names = feature_names if feature_names is not None else [f"x{i}" for i in range(lib.n_features)]
+        names = [f"x{i}" for i in range(lib.n_features)] if feature_names is None else feature_names
         if len(names) != lib.n_features:
             raise ValueError(f"Expected {lib.n_features} feature names, got {len(names)}.")
         symbols = [sympy.Symbol(str(n)) for n in names]
@@ -403,7 +416,12 @@ class Expression:
                 out[i] = symbols[tok.feature]
             else:  # a constant left symbolic
                 out[i] = sympy.Symbol(f"c{k}")
-        return out[0]
+        result = out[0]
+        if result.has(sympy.zoo):
+            # SymPy's unsigned infinity comes from a division by an exact zero, which is
+            # +inf in float64 (for a positive numerator); NumPy cannot print zoo at all.
+            result = result.xreplace({sympy.zoo: sympy.oo})
+        return result
 
     def latex(self, feature_names: Sequence[str] | None = None, precision: int = 4) -> str:
         """LaTeX of the SymPy form, floats shown to ``precision`` significant digits."""
@@ -414,7 +432,7 @@ class Expression:
     def infix(self, feature_names: Sequence[str] | None = None, precision: int = 4) -> str:
         """Readable infix string built from each token's display form."""
         lib = self.library
-        names = feature_names if feature_names is not None else [f"x{i}" for i in range(lib.n_features)]
+        names = [f"x{i}" for i in range(lib.n_features)] if feature_names is None else feature_names
         out: list = [None] * len(self.tokens)
         k = self._n_constants
         for i in range(len(self.tokens) - 1, -1, -1):
@@ -442,7 +460,10 @@ def _apply_sympy(tok, args: list, values: list) -> sympy.Expr:
     ``x = 0``), ``log(0) = -inf``, ``0**-1 = inf``, ``cos(inf) = nan``. So an
     operator on numbers only is computed as :meth:`Expression.evaluate` would,
     ``x/0`` becomes ``x*oo``, and a power of a NaN, which float64 can swallow
-    (``1**nan = nan**0 = 1``), is spelled out.
+    (``1**nan = nan**0 = 1``), is spelled out as a piecewise form. Any ``zoo``
+    SymPy still makes (``1/0**y`` is ``zoo**y``) becomes ``oo`` in
+    :meth:`Expression.to_sympy`. Signed zeros are beyond SymPy: ``1/(x*0)``
+    exports as ``oo`` for every ``x``.
     """
     name = tok.name
     if all(a.is_number for a in args):

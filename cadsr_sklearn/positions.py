@@ -106,4 +106,5 @@ def dual_indexed_encoding(
 
 def sequence_encoding(index: torch.Tensor, embedding_dim: int) -> torch.Tensor:
     """Standard sinusoidal encoding of the BFS index.  Shapes: (...) → (..., E)."""
-    return _sinusoid(index.to(torch.get_default_dtype()), embedding_dim, 10000.0, 2.0 / embedding_dim)
+    index = index.to(torch.get_default_dtype())
+    return _sinusoid(index, embedding_dim, 10000.0, 2.0 / embedding_dim)

@@ -119,12 +119,20 @@ class _Scorer:
     def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray):
         self.fitter, self.reward, self.loss, self.X = fitter, reward, loss, X
         self.cache: dict[tuple, Candidate] = {}
+        # The rows the constants were fitted on, when fewer than all: an expression
+        # non-finite on any of them is non-finite on X too, so most invalid
+        # candidates are rejected without evaluating every row.
+        rows = getattr(fitter, "rows_", None)
+        self.X_fit = X[rows] if rows is not None and len(rows) < len(X) else None
 
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
             # a failed fit leaves NaN constants, so its predictions are non-finite too
             for expr in self.fitter.fit(list(new.values())):
+                if self.X_fit is not None and not np.all(np.isfinite(expr.evaluate(self.X_fit))):
+                    self.cache[expr.key] = Candidate(expr, -math.inf, math.inf)
+                    continue
                 y_pred = expr.evaluate(self.X)
                 if not np.all(np.isfinite(y_pred)):
                     self.cache[expr.key] = Candidate(expr, -math.inf, math.inf)
@@ -206,12 +214,14 @@ def run_search(
     on_epoch: Callable[[dict, Candidate | None], None] | None = None,
 ) -> SearchResult:
     """Run Algorithm 1 until a stopping rule fires; Ctrl-C stops it cleanly."""
+    # The budget's clock starts before the optimizer: the first Adam of a process
+    # imports torch._dynamo, which takes seconds on a slow machine.
+    start = time.perf_counter()
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
     old_policy = copy.deepcopy(policy).requires_grad_(False)
     ref_policy = copy.deepcopy(policy).requires_grad_(False)
     replay: list[Candidate] = []
     result = SearchResult(best=None, hall_of_fame=HallOfFame())
-    start = time.perf_counter()
     last_improvement = 0
     epoch_seconds = 0.0
 
@@ -325,8 +335,8 @@ def _stop_reason(config, result, elapsed, epoch_seconds, stale_epochs, y_varianc
         return "tol"
     if config.max_evaluations is not None and result.n_evaluations >= config.max_evaluations:
         return "max_evaluations"
-    # stop when another epoch would likely overrun the budget
-    if config.max_time is not None and elapsed + 0.5 * epoch_seconds >= config.max_time:
+    # stop when another epoch like the last one would overrun the budget
+    if config.max_time is not None and elapsed + epoch_seconds >= config.max_time:
         return "max_time"
     if config.patience is not None and stale_epochs >= config.patience:
         return "patience"

@@ -149,10 +149,12 @@ def test_dual_indexed_encoding_matches_eq_3_to_6_elementwise():
         for t in range(3):
             d, h = float(depth[b, t]), float(horizontal[b, t])
             for i in range(half // 2):
-                assert out[b, t, 2 * i] == pytest.approx(math.sin(d / 10000 ** (4 * i / E)), abs=1e-6)
-                assert out[b, t, 2 * i + 1] == pytest.approx(math.cos(d / 10000 ** (4 * i / E)), abs=1e-6)
-                assert out[b, t, half + 2 * i] == pytest.approx(math.sin(h / 10 ** (4 * i / E)), abs=1e-6)
-                assert out[b, t, half + 2 * i + 1] == pytest.approx(math.cos(h / 10 ** (4 * i / E)), abs=1e-6)
+                depth_angle = d / 10000 ** (4 * i / E)
+                width_angle = h / 10 ** (4 * i / E)
+                assert out[b, t, 2 * i] == pytest.approx(math.sin(depth_angle), abs=1e-6)
+                assert out[b, t, 2 * i + 1] == pytest.approx(math.cos(depth_angle), abs=1e-6)
+                assert out[b, t, half + 2 * i] == pytest.approx(math.sin(width_angle), abs=1e-6)
+                assert out[b, t, half + 2 * i + 1] == pytest.approx(math.cos(width_angle), abs=1e-6)
 
 
 @pytest.mark.parametrize("E", [1, 2, 5, 7, 10, 15])

@@ -29,13 +29,18 @@ __all__ = [
     "time_limit",
     "round_floats",
     "node_count",
+    "exp_log_powers",
     "symbolic_solution_unbounded",
     "simplified_complexity_unbounded",
 ]
 
 
 class SimplifyTimeout(BaseException):
-    """A SymPy simplification ran past its time limit."""
+    """A SymPy simplification ran past its time limit.
+
+    A ``BaseException``: SymPy has ``except Exception`` clauses that would
+    swallow an ordinary exception raised from the alarm handler and go on.
+    """
 
 
 def alarm_available() -> bool:
@@ -106,27 +111,52 @@ def _is_finite_constant(expr: sympy.Expr) -> bool:
     return not expr.free_symbols and expr.is_finite is not False and expr.has(sympy.nan, sympy.zoo) is False
 
 
+def exp_log_powers(expr: sympy.Expr) -> sympy.Expr:
+    """Write every power with a non-numeric exponent as ``exp(e·log(b))``.
+
+    That is SymPy's own definition of ``b**e`` (principal branch), so the
+    rewrite never changes the value; it only lets ``simplify`` see that e.g.
+    ``exp(x2*log(x1))`` — a tree built from exp and log — is ``x1**x2``, which
+    ``simplify`` alone does not.
+    """
+    return expr.replace(
+        lambda e: e.is_Pow and not e.exp.is_Number,
+        lambda e: sympy.exp(e.exp * sympy.log(e.base)),
+    )
+
+
 def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: float | None = None) -> bool:
     """SRBench's symbolic-solution test, each simplification under :func:`time_limit`.
 
     ``model`` is rounded first (see :func:`round_floats`); solved when it is not
     0 and ``truth − model`` or ``model / truth`` simplifies to a finite constant
-    (a non-zero one for the ratio). A time-out counts as "not a solution".
+    (a non-zero one for the ratio). When neither does and a symbolic power is
+    involved, both are tried once more with powers in exp-log form
+    (:func:`exp_log_powers`). A time-out counts as "not a solution".
     """
     model = round_floats(sympy.sympify(model))
     truth = round_floats(sympy.sympify(truth))
     if model == 0 or model.has(sympy.nan, sympy.zoo):
         return False
     try:
-        with time_limit(timeout):
-            difference = sympy.simplify(truth - model)
-        if _is_finite_constant(difference):
+        if _constant_relation(model, truth, timeout):
             return True
-        with time_limit(timeout):
-            ratio = sympy.simplify(model / truth)
-        return _is_finite_constant(ratio) and ratio != 0
+        model_el, truth_el = exp_log_powers(model), exp_log_powers(truth)
+        if (model_el, truth_el) != (model, truth):
+            return _constant_relation(model_el, truth_el, timeout)
+        return False
     except SimplifyTimeout:
         return False
+
+
+def _constant_relation(model: sympy.Expr, truth: sympy.Expr, timeout: float | None) -> bool:
+    with time_limit(timeout):
+        difference = sympy.simplify(truth - model)
+    if _is_finite_constant(difference):
+        return True
+    with time_limit(timeout):
+        ratio = sympy.simplify(model / truth)
+    return _is_finite_constant(ratio) and ratio != 0
 
 
 def simplified_complexity_unbounded(model: sympy.Expr, timeout: float | None = None) -> int:

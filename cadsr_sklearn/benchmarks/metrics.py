@@ -56,6 +56,8 @@ ACCURACY_R2 = 0.999
 SYMBOLIC_MIN_R2 = 0.5
 
 _SCRIPT = Path(__file__).with_name("_symbolic.py")
+#: Seconds a child process gets beyond its two simplifications (Python and SymPy start-up).
+_CHILD_GRACE = 30.0
 
 
 def r2_score(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -84,8 +86,9 @@ def _in_child(task: str, model: sympy.Expr, truth: sympy.Expr | None, timeout: f
         "truth": None if truth is None else sympy.srepr(truth),
         "timeout": timeout,
     }
-    # Two simplifications, each bounded by the child's own alarm, plus start-up.
-    hard_limit = 2 * timeout + 30.0
+    # At most four simplifications, each bounded by the child's own alarm, plus start-up;
+    # the kill is for what an alarm cannot stop (a long call into C, no SIGALRM).
+    hard_limit = 4 * timeout + _CHILD_GRACE
     try:
         done = subprocess.run(
             [sys.executable, str(_SCRIPT)],

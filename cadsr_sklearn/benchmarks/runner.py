@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+import sympy
+
 from .methods import METHODS, fit_method, method_unavailable
 from .suites import SUITES, Problem, TableProblem, get_suite
 
@@ -43,6 +45,7 @@ __all__ = [
     "make_tasks",
     "run_task",
     "run_tasks",
+    "rescore_results",
     "read_results",
     "parse_seeds",
     "add_bench_parser",
@@ -75,6 +78,8 @@ _KEY = ("suite", "problem", "method", "seed", "noise", "max_time")
 _INT = {"seed", "complexity", "evaluations", "n_train", "n_test"}
 _FLOAT = {"noise", "max_time", "r2_test", "r2_train", "fit_time"}
 _BOOL = {"accuracy_solution", "symbolic_solution"}
+#: How long to keep trying to reach a ``--scheduler`` before giving up.
+_CONNECT_TIMEOUT = "20s"
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -342,6 +347,56 @@ def run_tasks(
     return RunOutcome(rows, len(new_rows), skipped, failed, interrupted)
 
 
+def rescore_results(tasks: Sequence[Task], out: str | Path, timeout: float = 10.0) -> RunOutcome:
+    """Recompute the SymPy metrics of finished rows from their stored ``model`` and ``truth``.
+
+    For after a change to the metrics: nothing is refitted. R², fit time and
+    evaluations stay; ``accuracy_solution``, ``symbolic_solution`` and
+    ``complexity`` are recomputed for the rows of ``tasks``. The file is
+    rewritten atomically (other rows are kept as they are). Simplified
+    complexities can differ from the first run where a simplification ran
+    into its time limit in one run and not in the other.
+    """
+    from .metrics import ACCURACY_R2, is_symbolic_solution, simplified_complexity
+
+    path = Path(out)
+    rows = read_results(path)
+    if not rows:
+        raise BenchError(f"{path}: no results to rescore")
+    wanted = {t.key: t for t in tasks}
+    latest = {}
+    for i, row in enumerate(rows):
+        if not row.get("error"):
+            latest[_row_key(row)] = i
+    done = []
+    for key, i in latest.items():
+        task = wanted.get(key)
+        if task is None:
+            continue
+        row = rows[i]
+        local = {v: sympy.Symbol(v) for v in task.problem.variables}
+        try:
+            model = sympy.sympify(row["model"], locals=local)
+            truth = sympy.sympify(row["truth"], locals=local) if row.get("truth") else None
+        except (sympy.SympifyError, SyntaxError, TypeError):
+            continue  # a model string SymPy cannot read back keeps its first scores
+        row["accuracy_solution"] = row["r2_test"] > ACCURACY_R2
+        row["symbolic_solution"] = (
+            None if truth is None else is_symbolic_solution(model, truth, timeout, r2=row["r2_test"])
+        )
+        row["complexity"] = simplified_complexity(model, timeout)
+        done.append(_normalise(row))
+    tmp = path.with_name(path.name + ".rescore-tmp")
+    with tmp.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(COLUMNS)
+        for row in rows:
+            writer.writerow([_format(c, row.get(c)) for c in COLUMNS])
+    os.replace(tmp, path)
+    by_key = {_row_key(r): r for r in done}
+    return RunOutcome([by_key[t.key] for t in tasks if t.key in by_key])
+
+
 def _normalise(row: dict) -> dict:
     """The same types whether a row came from a worker or was read back from the CSV."""
     return {c: _parse(c, _format(c, row.get(c))) for c in COLUMNS}
@@ -374,7 +429,7 @@ def _execute_dask(tasks: Sequence[Task], n_jobs: int, scheduler: str | None) -> 
     try:
         if scheduler:
             try:
-                client = Client(scheduler, timeout="20s")
+                client = Client(scheduler, timeout=_CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as err:
                 raise BenchError(f"cannot reach the Dask scheduler at {scheduler} ({err})") from None
         else:
@@ -515,6 +570,8 @@ def _bench(args: argparse.Namespace) -> int:
         raise BenchError(f"--noise levels must be >= 0, got {args.noise}")
     if not args.simplify_timeout > 0:
         raise BenchError("--simplify-timeout must be > 0")
+    if args.backend not in ("loky", "dask"):
+        raise BenchError(f"unknown --backend {args.backend!r}; choose loky or dask")
     methods = list(dict.fromkeys(args.method))
     for m in methods:
         why = method_unavailable(m)
@@ -537,11 +594,17 @@ def _bench(args: argparse.Namespace) -> int:
         flush=True,
     )
     start = time.perf_counter()
-    outcome = run_tasks(tasks, out, args.n_jobs, backend, args.scheduler, on_row=_print_row)
-    wall = time.perf_counter() - start
-    if outcome.skipped:
-        print(f"(skipped {outcome.skipped} task(s) already in {out})")
-    print(f"{outcome.new} new row(s) in {wall:.0f} s; {len(outcome.failed)} failed.")
+    if args.rescore:
+        if out is None or not out.exists():
+            raise BenchError(f"--rescore needs an existing --out file, got {args.out!r}")
+        outcome = rescore_results(tasks, out, args.simplify_timeout)
+        print(f"Rescored {len(outcome.rows)} row(s) of {out} in {time.perf_counter() - start:.0f} s.")
+    else:
+        outcome = run_tasks(tasks, out, args.n_jobs, backend, args.scheduler, on_row=_print_row)
+        wall = time.perf_counter() - start
+        if outcome.skipped:
+            print(f"(skipped {outcome.skipped} task(s) already in {out})")
+        print(f"{outcome.new} new row(s) in {wall:.0f} s; {len(outcome.failed)} failed.")
     if outcome.rows and not args.no_summary:
         from .report import plot_pareto, problem_table, summary_table
 
@@ -579,15 +642,16 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
     bench.add_argument("--test-size", type=float, default=0.25, help="held-out fraction of --data files")
     bench.add_argument("--max-train-samples", type=int, default=10_000, help="training-row cap of --data files (0: none)")
     bench.add_argument("--problems", nargs="+", default=None, metavar="NAME", help="only these problems, e.g. Nguyen-1 Nguyen-7")
-    bench.add_argument("--method", nargs="+", default=["cadsr"], choices=METHODS, help="methods to compare (default cadsr)")
+    bench.add_argument("--method", nargs="+", default=["cadsr"], metavar="METHOD",
+                       help=f"methods to compare: {', '.join(METHODS)} (default cadsr)")
     bench.add_argument("--seeds", nargs="+", default=["0"], help="e.g. 0-4, 0,1,2 or 0 1 2 (default 0)")
     bench.add_argument("--noise", nargs="+", type=float, default=[0.0], help="SRBench noise levels γ (default 0)")
     bench.add_argument("--max-time", type=float, default=60.0, help="seconds per fit (default 60)")
     bench.add_argument("--params", nargs="+", default=None, metavar="KEY=VALUE",
                        help="estimator parameters: KEY=VALUE for cadsr, gplearn.KEY=VALUE, operon.KEY=VALUE")
     bench.add_argument("--n-jobs", type=int, default=1, help="parallel tasks (default 1)")
-    bench.add_argument("--backend", choices=("loky", "dask"), default="loky",
-                       help="loky processes on this machine, or a local Dask cluster")
+    bench.add_argument("--backend", default="loky", metavar="{loky,dask}",
+                       help="loky processes on this machine (default), or a local Dask cluster")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="run on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.5:8786")
     bench.add_argument("--out", default="bench-results.csv", help="results CSV, appended to and resumed from")
@@ -595,5 +659,7 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
     bench.add_argument("--no-plot", action="store_true", help="do not write the plot")
     bench.add_argument("--no-summary", action="store_true", help="do not print the summary tables")
     bench.add_argument("--simplify-timeout", type=float, default=10.0, help="seconds per SymPy simplification")
+    bench.add_argument("--rescore", action="store_true",
+                       help="fit nothing: recompute the SymPy metrics of the rows already in --out")
     bench.set_defaults(run=_cmd_bench)
     return bench

@@ -6,8 +6,8 @@ then reads the formula through :func:`model` and parses it with SymPy, each
 column name standing for ``sympy.Symbol(name)``.
 
 Feature names in the formula: every column whose name is a Python identifier,
-not a keyword, and not the name of a function the formula uses (a column called
-``sin`` next to ``sin(...)``), appears verbatim — also names SymPy would read as
+not a keyword, and not a name the printer itself writes (``sin``, ``sqrt``,
+``oo``…, see :data:`RESERVED_NAMES`) appears verbatim — also names SymPy would read as
 its own objects (``E``, ``I``, ``S``, ``N``, ``beta``, ``gamma``), which the
 harness's ``local_dict`` maps back to plain symbols. Any other name (``"x 1"``,
 ``"lambda"``, ``"2nd"``) cannot be written into a parsable string as is; it is
@@ -32,6 +32,7 @@ __all__ = [
     "get_population",
     "get_best_solution",
     "formula_names",
+    "RESERVED_NAMES",
     "eval_kwargs",
     "hyper_params",
 ]
@@ -72,11 +73,20 @@ def _column_names(est, X=None) -> list[str]:
     return [f"x{i}" for i in range(est.n_features_in_)]
 
 
-def formula_names(columns, reserved=()) -> list[str]:
+#: Names the printer can write besides the columns: the functions of CADSR's
+#: operator table and SymPy's special values. A column with one of these names
+#: is renamed (``sin`` → ``sin_``), whether or not this formula uses it, so the
+#: mapping from columns to names never depends on the fitted formula.
+RESERVED_NAMES = frozenset(
+    {"sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "Abs", "oo", "zoo", "nan", "Piecewise", "Eq"}
+)
+
+
+def formula_names(columns, reserved=RESERVED_NAMES) -> list[str]:
     """The name each column gets in the formula string.
 
     A column keeps its name when it is a Python identifier that is not a keyword
-    and not in ``reserved`` (function names used by the formula); any other is
+    and not in ``reserved`` (:data:`RESERVED_NAMES`); any other is
     turned into one: characters outside ``[A-Za-z0-9_]`` become ``_``, a leading
     digit or a keyword gets a prefix or suffix, and clashes get ``_2``, ``_3``….
     """
@@ -122,9 +132,7 @@ def model(est, X=None) -> str:
     columns = _column_names(est, X)
     placeholders = [f"_cadsr_x{i}" for i in range(len(columns))]
     expr = _printable_numbers(est.best_expression_.to_sympy(placeholders))
-    # names the printer may write besides the columns
-    used = {f.func.__name__ for f in expr.atoms(sympy.Function)} | {"sqrt", "oo", "zoo", "nan", "Piecewise", "Eq"}
-    names = formula_names(columns, reserved=used)
+    names = formula_names(columns, reserved=RESERVED_NAMES)
     expr = expr.xreplace({sympy.Symbol(p): sympy.Symbol(n) for p, n in zip(placeholders, names)})
     return sympy.sstr(expr)
 

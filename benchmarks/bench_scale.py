@@ -1,0 +1,110 @@
+"""Peak memory and seconds per epoch against the number of training rows.
+
+Default estimator settings (B = 1000, the paper's model, the default library),
+``max_time`` seconds per size, on 10 features with a known formula plus 1 %
+noise (no early stop). Each size runs in a fresh process, so its peak resident
+memory (``ru_maxrss``: Python, torch, NumPy, the data and the search together)
+is its own. Constants are fitted on a subsample of ``const_fit_samples`` rows;
+only the reward sees every row, so the epoch time should grow far slower than
+the rows. Prints a table and, as its final line, a JSON object.
+
+    python benchmarks/bench_scale.py [--rows 1000 10000 100000] [--max-time 60]
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+N_FEATURES = 10
+FORMULA = "x0*x1 + sin(x2) + 0.5*x3**2 - x4"  # x5..x9 are distractors
+
+
+def make_data(n_rows: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n_rows, N_FEATURES))
+    y = X[:, 0] * X[:, 1] + np.sin(X[:, 2]) + 0.5 * X[:, 3] ** 2 - X[:, 4]
+    return X, y + rng.normal(0, 0.01 * np.sqrt(np.mean(y**2)), n_rows)
+
+
+def run_one(n_rows: int, max_time: float, seed: int) -> dict:
+    """Fit one size in this process and measure it."""
+    from cadsr_sklearn import CADSRRegressor
+
+    X, y = make_data(n_rows, seed)
+    model = CADSRRegressor(max_time=max_time, random_state=seed, device="cpu")
+    start = time.perf_counter()
+    model.fit(X, y)
+    seconds = time.perf_counter() - start
+    history = model.history_[1:] or model.history_  # the first epoch pays one-off warm-up costs
+    phases = ["time_sampling", "time_scoring", "time_update"]
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    peak_mib = rss / 2**20 if sys.platform == "darwin" else rss / 2**10
+    return {
+        "rows": n_rows,
+        "features": N_FEATURES,
+        "epochs": model.n_epochs_,
+        "fit_s": round(seconds, 2),
+        "median_epoch_s": round(statistics.median(sum(h[p] for p in phases) for h in history), 4),
+        **{f"median_{p[5:]}_s": round(statistics.median(h[p] for h in history), 4) for p in phases},
+        "peak_rss_mib": round(peak_mib, 1),
+        "r2": round(float(model.score(X, y)), 6),
+        "formula": str(model.expression_),
+        "stop_reason": model.stop_reason_,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--max-time", type=float, default=60.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:  # one size, in a fresh process
+        print(json.dumps(run_one(args.rows[0], args.max_time, args.seed)))
+        return
+
+    results = []
+    for n_rows in args.rows:
+        cmd = [sys.executable, __file__, "--child", "--rows", str(n_rows), "--max-time", str(args.max_time),
+               "--seed", str(args.seed)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        results.append(json.loads(out.strip().splitlines()[-1]))
+        r = results[-1]
+        print(f"  {n_rows} rows: {r['epochs']} epochs, {r['median_epoch_s']:.3f} s/epoch, "
+              f"{r['peak_rss_mib']:.0f} MiB peak", flush=True)
+
+    print(f"\ny = {FORMULA} + 1% noise, {N_FEATURES} features, max_time={args.max_time:g} s per size, "
+          f"default settings, device cpu; {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}")
+    header = f"{'rows':>8}{'epochs':>8}{'s/epoch':>10}{'sampling':>10}{'scoring':>10}{'update':>10}{'peak MiB':>10}{'R²':>10}"
+    print(header)
+    for r in results:
+        print(f"{r['rows']:>8}{r['epochs']:>8}{r['median_epoch_s']:>10.3f}{r['median_sampling_s']:>10.3f}"
+              f"{r['median_scoring_s']:>10.3f}{r['median_update_s']:>10.3f}{r['peak_rss_mib']:>10.0f}"
+              f"{r['r2']:>10.4f}")
+    base = results[0]
+    growth = {
+        r["rows"]: round(r["median_epoch_s"] / base["median_epoch_s"], 2) for r in results
+    }
+    print(f"epoch time relative to {base['rows']} rows: {growth} (rows grow "
+          f"{[r['rows'] // base['rows'] for r in results]})")
+    print(json.dumps({
+        "benchmark": "scale",
+        "max_time_s": args.max_time,
+        "results": results,
+        "epoch_time_growth": growth,
+        "peak_rss_mib_max": max(r["peak_rss_mib"] for r in results),
+    }))
+
+
+if __name__ == "__main__":
+    main()

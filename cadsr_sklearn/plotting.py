@@ -1,0 +1,325 @@
+"""Plots of a fitted :class:`~cadsr_sklearn.CADSRRegressor`: Pareto front, learning curve,
+predicted vs. true.
+
+Each ``plot_*`` function takes a fitted estimator (and data where it needs
+some) and returns a :class:`matplotlib.figure.Figure`; pass ``ax=`` to draw
+into an axes of your own figure instead. :func:`save_all` writes all three as
+PNG files. The figures are built without :mod:`matplotlib.pyplot`, so nothing
+here touches pyplot's global state or needs a display.
+
+matplotlib is optional (``pip install 'cadsr-sklearn[plot]'``); it is imported
+on first use, so ``import cadsr_sklearn.plotting`` always works and a missing
+matplotlib is reported when a plot is requested.
+
+Example
+-------
+>>> from cadsr_sklearn import plotting                      # doctest: +SKIP
+>>> fig = plotting.plot_pareto_front(model)                 # doctest: +SKIP
+>>> fig.savefig("front.png", dpi=150)                       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "plot_pareto_front",
+    "plot_learning_curve",
+    "plot_predicted_vs_true",
+    "save_all",
+    "training_r2",
+]
+
+_INSTALL_HINT = (
+    "cadsr_sklearn.plotting needs matplotlib, which is not installed. "
+    "Install it with: pip install 'cadsr-sklearn[plot]'  (or: pip install matplotlib)"
+)
+_SELECTED = "#d62728"  # the chosen model, in every plot
+_LINE = "#1f77b4"
+_SECOND = "#2ca02c"
+
+
+def _matplotlib():
+    """Import matplotlib lazily, with an install hint instead of a bare ModuleNotFoundError."""
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure
+    except ImportError as err:
+        raise ImportError(_INSTALL_HINT) from err
+    return matplotlib, Figure
+
+
+def _axes(ax: "Axes | None", figsize: tuple[float, float]) -> tuple["Figure", "Axes"]:
+    if ax is not None:
+        return ax.figure, ax
+    _, Figure = _matplotlib()
+    fig = Figure(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _check_fitted(model) -> None:
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model, "best_expression_")
+
+
+def _rows(equations) -> list[dict]:
+    """``equations_`` as a list of dicts whether it is a DataFrame or a list."""
+    if isinstance(equations, list):
+        return equations
+    return equations.to_dict("records")
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _formula_text(expr, digits: int = 4) -> str:
+    """A SymPy formula as text, its floats to ``digits`` significant digits."""
+    import sympy
+
+    expr = sympy.sympify(expr)
+    return str(expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)}))
+
+
+def training_r2(model, y=None) -> np.ndarray | None:
+    """Training R² of the best expression after each epoch, ``1 − best_loss / Var(y)``.
+
+    Uses the estimator's ``y_variance_`` when it has one; otherwise the variance
+    of ``y`` (pass the training targets). Returns None when neither is available.
+    """
+    _check_fitted(model)
+    variance = getattr(model, "y_variance_", None)
+    if variance is None and y is not None:
+        variance = float(np.var(np.asarray(y, dtype=np.float64)))
+    if variance is None or not variance > 0:
+        return None
+    loss = np.array([h["best_loss"] for h in model.history_], dtype=np.float64)
+    return 1.0 - loss / variance
+
+
+# --------------------------------------------------------------------- pareto
+def plot_pareto_front(model, ax: "Axes | None" = None, max_labels: int = 8) -> "Figure":
+    """Complexity vs. training loss of the Pareto front, the chosen model marked.
+
+    Parameters
+    ----------
+    model : CADSRRegressor
+        A fitted estimator; its :attr:`equations_` are plotted.
+    ax : matplotlib Axes, optional
+        Draw into this axes instead of a new figure.
+    max_labels : int, default=8
+        Label at most this many points with their formula (the chosen one
+        always, then the simplest ones).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    _check_fitted(model)
+    fig, ax = _axes(ax, (7.5, 4.8))
+    rows = sorted(_rows(model.equations_), key=lambda r: r["complexity"])
+    k = np.array([r["complexity"] for r in rows], dtype=float)
+    loss = np.array([r["loss"] for r in rows], dtype=float)
+    positive = loss[np.isfinite(loss) & (loss > 0)]
+    # an exact fit has loss 0, which a log axis cannot show: draw it on a floor
+    floor = positive.min() / 10 if positive.size else 1e-12
+    shown = np.where(loss > 0, loss, floor)
+
+    ax.step(k, shown, where="post", color=_LINE, alpha=0.35, linewidth=1.2, zorder=1)
+    ax.plot(k, shown, "o", color=_LINE, markersize=6, zorder=2, label="Pareto front")
+    selected = [i for i, r in enumerate(rows) if r["selected"]]
+    for i in selected:
+        ax.plot(k[i], shown[i], marker="*", color=_SELECTED, markersize=17, linestyle="none",
+                zorder=3, label="chosen (highest reward)")
+    ax.set_yscale("log")
+    ax.margins(y=0.12)
+    ax.set_xlabel("complexity k (nodes + constants)")
+    ax.set_ylabel("training loss (MSE)")
+    ax.set_title("Pareto front: complexity vs. training loss")
+    ax.grid(True, which="major", alpha=0.3)
+    if k.size:
+        ax.set_xlim(k.min() - 1, k.max() + max(3.0, 0.45 * (k.max() - k.min())))
+
+    # label the chosen formula and the simplest others, alternating above/below
+    order = selected + [i for i in range(len(rows)) if i not in selected]
+    labelled = sorted(order[:max_labels])
+    for n, i in enumerate(labelled):
+        is_selected = i in selected
+        text = _short(_formula_text(rows[i]["equation"], 3), 40 if is_selected else 30)
+        ax.annotate(
+            text,
+            (k[i], shown[i]),
+            xytext=(8, 10 if n % 2 == 0 else -14),
+            textcoords="offset points",
+            fontsize=8.5 if is_selected else 7.5,
+            color=_SELECTED if is_selected else "0.25",
+            fontweight="bold" if is_selected else "normal",
+            bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.75),
+            zorder=4,
+        )
+    if np.any(loss <= 0):
+        ax.text(0.99, 0.01, f"loss 0 (exact) drawn at {floor:.1e}", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=7, color="0.4")
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    return fig
+
+
+# ------------------------------------------------------------- learning curve
+def plot_learning_curve(model, y=None) -> "Figure":
+    """Best reward and training R² of the best expression after each epoch.
+
+    Parameters
+    ----------
+    model : CADSRRegressor
+        A fitted estimator; its :attr:`history_` is plotted.
+    y : array-like of shape (n_samples,), optional
+        The training targets, for R² = 1 − best_loss / Var(y) when the
+        estimator does not record ``y_variance_`` itself. Without either, only
+        the reward panel is drawn.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    _check_fitted(model)
+    _, Figure = _matplotlib()
+    history = model.history_
+    r2 = training_r2(model, y)
+    n_panels = 2 if r2 is not None else 1
+    fig = Figure(figsize=(7.5, 2.6 + 2.2 * n_panels), layout="constrained")
+    axes = fig.subplots(n_panels, 1, sharex=True, squeeze=False)[:, 0]
+    if not history:
+        axes[0].text(0.5, 0.5, "no search ran (constant target)", ha="center", va="center",
+                     transform=axes[0].transAxes)
+        return fig
+    epoch = np.array([h["epoch"] for h in history]) + 1
+    best = np.array([h["best_reward"] for h in history], dtype=float)
+    # epochs where τ* changed: a new best expression was found
+    improved = np.flatnonzero(np.r_[True, best[1:] != best[:-1]] & np.isfinite(best))
+
+    ax = axes[0]
+    ax.plot(epoch, best, color=_LINE, linewidth=2, drawstyle="steps-post", label="best reward so far")
+    ax.plot(epoch[improved], best[improved], "o", color=_LINE, markersize=4,
+            label="new best expression")
+    ax.set_ylabel(f"reward ({getattr(model, 'reward', 'bic')})")
+    ax.set_title("Learning curve")
+    ax.grid(True, alpha=0.3)
+    ax.margins(y=0.12)
+    ax.legend(loc="lower right", fontsize=8)
+
+    if r2 is not None:
+        ax = axes[1]
+        ax.plot(epoch, r2, color=_SECOND, linewidth=2, drawstyle="steps-post",
+                label=f"R² of the best expression (final {r2[-1]:.6f})")
+        ax.plot(epoch[improved], r2[improved], "o", color=_SECOND, markersize=4)
+        finite = r2[np.isfinite(r2)]
+        if finite.size:
+            lo = max(float(finite.min()), -1.0)
+            span = max(1.0 - lo, 1e-6)
+            ax.set_ylim(lo - 0.15 * span, 1.0 + 0.1 * span)
+            ax.axhline(1.0, color="0.6", linewidth=0.8, linestyle=":")
+        ax.set_ylabel("training R²")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+    axes[-1].set_xlabel("epoch")
+    return fig
+
+
+# ---------------------------------------------------------- predicted vs true
+def plot_predicted_vs_true(model, X, y, ax: "Axes | None" = None, title: str | None = None) -> "Figure":
+    """Predictions of the chosen formula against the true targets.
+
+    Parameters
+    ----------
+    model : CADSRRegressor
+        A fitted estimator.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    ax : matplotlib Axes, optional
+    title : str, optional
+        Defaults to the formula.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    _check_fitted(model)
+    fig, ax = _axes(ax, (5.6, 5.4))
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    pred = model.predict(X)
+    ok = np.isfinite(pred)
+    ax.scatter(y[ok], pred[ok], s=14, alpha=0.65, color=_LINE, edgecolors="none", label="samples")
+    values = np.concatenate([y, pred[ok]])
+    lo, hi = float(values.min()), float(values.max())
+    pad = 0.04 * (hi - lo if hi > lo else 1.0)
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.3", linewidth=1, linestyle="--",
+            label="y = ŷ")
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel("true y")
+    ax.set_ylabel("predicted ŷ")
+    ax.grid(True, alpha=0.3)
+    r2 = _r2(y[ok], pred[ok]) if ok.any() else float("nan")
+    note = f"R² = {r2:.6f}   n = {ok.sum()}"
+    if not ok.all():
+        note += f"\n{(~ok).sum()} NaN predictions (outside the formula's domain) not shown"
+    ax.text(0.03, 0.97, note, transform=ax.transAxes, va="top", fontsize=8.5,
+            bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"))
+    formula = _formula_text(model.expression_, 4)
+    ax.set_title(title if title is not None else _short(f"ŷ = {formula}", 60), fontsize=10)
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def _r2(y: np.ndarray, pred: np.ndarray) -> float:
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    if ss_tot == 0:
+        return math.nan
+    return 1.0 - float(np.sum((y - pred) ** 2)) / ss_tot
+
+
+# ---------------------------------------------------------------------- all
+def save_all(model, X, y, folder: str | Path, dpi: int = 150, y_train: Any = None) -> dict[str, Path]:
+    """Write the three plots as PNG files into ``folder`` (created if needed).
+
+    Parameters
+    ----------
+    model : CADSRRegressor
+        A fitted estimator.
+    X, y : array-like
+        Data for the predicted-vs-true plot (held-out data is the honest choice).
+    folder : str or Path
+    dpi : int, default=150
+    y_train : array-like, optional
+        Training targets for the learning curve's R², when the estimator does
+        not record ``y_variance_``; defaults to ``y``.
+
+    Returns
+    -------
+    dict of str to Path
+        ``{"pareto_front": …, "learning_curve": …, "predicted_vs_true": …}``.
+    """
+    _matplotlib()
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    figures = {
+        "pareto_front": plot_pareto_front(model),
+        "learning_curve": plot_learning_curve(model, y if y_train is None else y_train),
+        "predicted_vs_true": plot_predicted_vs_true(model, X, y),
+    }
+    paths = {}
+    for name, fig in figures.items():
+        path = folder / f"{name}.png"
+        fig.savefig(path, dpi=dpi)
+        paths[name] = path
+    return paths

@@ -1,0 +1,344 @@
+"""Benchmark suites, the PMLB loader, SRBench metrics, the runner and ``cadsr bench``."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import threading
+import time
+
+import numpy as np
+import pytest
+import sympy
+
+from cadsr_sklearn.benchmarks import metrics, runner
+from cadsr_sklearn.benchmarks.methods import FitResult, gplearn_to_sympy, method_unavailable, operon_to_sympy
+from cadsr_sklearn.benchmarks.metrics import (
+    SimplifyTimeout,
+    is_symbolic_solution,
+    model_metrics,
+    r2_score,
+    round_floats,
+    simplified_complexity,
+    time_limit,
+)
+from cadsr_sklearn.benchmarks.suites import (
+    SUITES,
+    TableProblem,
+    get_problem,
+    get_suite,
+    load_dataset,
+    read_table,
+)
+from cadsr_sklearn.cli import main
+
+x, x1, x2 = sympy.symbols("x x1 x2")
+TINY = ["batch_size=64", "n_epochs=2", "ff_dim=64", "max_length=12"]
+
+
+def slow_expression() -> sympy.Expr:
+    """An expression ``sympy.simplify`` needs many seconds for."""
+    a, b = sympy.symbols("a b")
+    return sum(sympy.sin(k * a + b) ** 3 * sympy.cos(a - k * b) ** 2 for k in range(1, 6))
+
+
+# ---------------------------------------------------------------- suites
+def test_suites_have_the_published_sizes():
+    assert [len(get_suite(s)) for s in ("nguyen", "constant", "feynman")] == [12, 8, 20]
+    assert get_problem("nguyen-7").name == "Nguyen-7"
+    assert get_problem("Constant-3").suite == "constant"
+    with pytest.raises(ValueError, match="Unknown suite"):
+        get_suite("koza")
+    with pytest.raises(ValueError, match="Unknown problem"):
+        get_problem("Nguyen-13")
+
+
+def test_sample_is_seeded_in_range_and_noiseless_by_default():
+    p = get_problem("Nguyen-7")
+    a, b, c = p.sample(seed=3), p.sample(seed=3), p.sample(seed=4)
+    np.testing.assert_array_equal(a.X_train, b.X_train)
+    assert not np.array_equal(a.X_train, c.X_train)
+    assert a.X_train.shape == (20, 1) and a.X_test.shape == (1000, 1)
+    assert a.X_train.min() >= 0 and a.X_train.max() <= 2
+    np.testing.assert_allclose(a.y_train, np.log(a.X_train[:, 0] + 1) + np.log(a.X_train[:, 0] ** 2 + 1))
+    assert a.truth == p.expression and a.name == "Nguyen-7"
+
+
+def test_srbench_noise_scale_and_noiseless_test_set():
+    p = get_problem("Nguyen-10")
+    clean = p.sample(seed=0, n_train=20_000, n_test=100)
+    noisy = p.sample(seed=0, noise=0.1, n_train=20_000, n_test=100)
+    np.testing.assert_array_equal(clean.X_train, noisy.X_train)  # the same X for every γ
+    np.testing.assert_array_equal(clean.y_test, noisy.y_test)  # test set stays noiseless
+    sigma = np.std(noisy.y_train - clean.y_train)
+    assert sigma == pytest.approx(0.1 * np.sqrt(np.mean(clean.y_train**2)), rel=0.03)
+    with pytest.raises(ValueError):
+        p.sample(noise=-0.1)
+
+
+def test_every_builtin_problem_samples_finite_data():
+    for suite in SUITES.values():
+        for p in suite:
+            d = p.sample(seed=0, n_train=50, n_test=10)
+            assert np.all(np.isfinite(d.y_train)) and np.all(np.isfinite(d.y_test)), p.name
+            assert {str(s) for s in d.truth.free_symbols} <= set(d.feature_names), p.name
+
+
+# ---------------------------------------------------------------- loader
+def write_table(path, names, X, y, sep):
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wt", newline="") as fh:
+        w = csv.writer(fh, delimiter=sep)
+        w.writerow([*names, "target"])
+        w.writerows(np.column_stack([X, y]).tolist())
+
+
+@pytest.mark.parametrize("suffix,sep", [(".tsv.gz", "\t"), (".tsv", "\t"), (".csv", ",")])
+def test_loader_reads_pmlb_formats(tmp_path, suffix, sep):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 2, (200, 2))
+    y = X[:, 0] * X[:, 1] ** 2
+    path = tmp_path / f"feynman_toy{suffix}"
+    write_table(path, ["E", "beta"], X, y, sep)
+    d = load_dataset(path, formula="E*beta**2", seed=1)
+    assert d.feature_names == ("E", "beta") and d.name == "feynman_toy"
+    assert len(d.y_train) == 150 and len(d.y_test) == 50
+    E, beta = sympy.Symbol("E"), sympy.Symbol("beta")  # plain symbols, not Euler's number
+    assert d.truth == E * beta**2
+    np.testing.assert_allclose(d.X_train[:, 0] * d.X_train[:, 1] ** 2, d.y_train)
+    again = load_dataset(path, seed=1)
+    np.testing.assert_array_equal(d.X_train, again.X_train)
+    assert again.truth is None
+
+
+def test_loader_caps_training_rows_and_adds_noise_to_train_only(tmp_path):
+    X = np.arange(400.0).reshape(200, 2)
+    path = tmp_path / "d.csv"
+    write_table(path, ["a", "b"], X, X.sum(1), ",")
+    d = load_dataset(path, seed=0, max_train_samples=40, noise=0.01)
+    assert len(d.y_train) == 40 and len(d.y_test) == 50
+    assert not np.allclose(d.y_train, d.X_train.sum(1))
+    np.testing.assert_allclose(d.y_test, d.X_test.sum(1))
+
+
+def test_loader_errors_are_clear(tmp_path):
+    path = tmp_path / "d.csv"
+    write_table(path, ["a"], np.ones((3, 1)), np.ones(3), ",")
+    with pytest.raises(ValueError, match="no such file"):
+        read_table(tmp_path / "missing.tsv")
+    with pytest.raises(ValueError, match="no column 'y'"):
+        read_table(path, target="y")
+    with pytest.raises(ValueError, match="not columns"):
+        TableProblem.from_file(path, formula="a + z")
+    (tmp_path / "bad.csv").write_text("a,target\n1,x\n")
+    with pytest.raises(ValueError, match="non-numeric"):
+        read_table(tmp_path / "bad.csv")
+
+
+# --------------------------------------------------------------- metrics
+def test_round_floats_follows_srbench():
+    e = round_floats(sympy.Float(0.00009) * x + sympy.Float(1.23456) * x**2, exact=False)
+    assert e == sympy.Float(1.235) * x**2
+    assert round_floats(x ** sympy.Float(2.0000001)) == x**2  # exact: 2.0 is 2
+
+
+@pytest.mark.parametrize(
+    "model,truth,expected",
+    [
+        ("x*(x**2 + x + 1)", "x**3 + x**2 + x", True),
+        ("x**3 + x**2 + x + 2.5", "x**3 + x**2 + x", True),  # additive constant
+        ("3*(x**3 + x**2 + x)", "x**3 + x**2 + x", True),  # multiplicative constant
+        ("x**3.0000001 + x**2 + x", "x**3 + x**2 + x", True),  # rounded to 3 decimals
+        ("x**3 + x**2 + x + 0.00005*x**5", "x**3 + x**2 + x", True),  # |c| < 1e-4 → 0
+        ("1.109*sqrt(x)", "sqrt(1.23*x)", True),
+        ("exp(log(x)/2)", "sqrt(x)", True),
+        ("exp(x2*log(x1))", "x1**x2", True),  # SymPy's definition of x1**x2
+        ("exp(x2*log(x1))", "x1**(x2 + 1)", False),
+        ("x**3 + x**2", "x**3 + x**2 + x", False),
+        ("0", "x", False),  # the model must not be 0
+        ("0.00001*x", "x", False),  # … also after rounding
+        ("x*oo", "x", False),  # nan/zoo differences are not constants
+        ("nan", "x", False),
+    ],
+)
+def test_symbolic_solution(model, truth, expected):
+    assert is_symbolic_solution(sympy.sympify(model), sympy.sympify(truth)) is expected
+
+
+def test_symbolic_solution_needs_r2_above_half():
+    assert is_symbolic_solution(x, x, r2=0.9)
+    assert not is_symbolic_solution(x, x, r2=0.4)
+    assert not is_symbolic_solution(x, x, r2=float("-inf"))
+
+
+def test_r2_and_model_metrics():
+    y = np.array([1.0, 2.0, 3.0])
+    assert r2_score(y, y) == 1.0
+    assert r2_score(y, np.array([1.0, np.nan, 3.0])) == -np.inf
+    m = model_metrics(x + 1, y, y, truth=x, timeout=5)
+    assert m == {"r2_test": 1.0, "accuracy_solution": True, "symbolic_solution": True, "complexity": 3}
+    assert model_metrics(x, y, y + 0.5)["symbolic_solution"] is None
+    assert simplified_complexity(sympy.sympify("x*(x + 1.00001) - x**2")) == 1
+
+
+def test_simplification_time_limit_in_main_thread():
+    start = time.perf_counter()
+    assert not is_symbolic_solution(slow_expression(), sympy.Symbol("a"), timeout=0.3)
+    assert time.perf_counter() - start < 5
+    assert simplified_complexity(slow_expression(), timeout=0.3) > 50  # the unsimplified count
+    with pytest.raises(SimplifyTimeout):
+        with time_limit(0.05):
+            time.sleep(1)
+
+
+def test_simplification_time_limit_outside_main_thread():
+    """Threads (Dask workers, joblib threading) cannot use SIGALRM: a child process is used."""
+    out = {}
+
+    def work():
+        t0 = time.perf_counter()
+        out["slow"] = is_symbolic_solution(slow_expression(), sympy.Symbol("a"), timeout=0.3)
+        out["slow_time"] = time.perf_counter() - t0
+        out["fast"] = is_symbolic_solution(sympy.sympify("x*(x + 1)"), x**2 + x, timeout=5)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(60)
+    assert out["slow"] is False and out["fast"] is True
+    assert out["slow_time"] < 15
+
+
+def test_child_process_is_killed_past_its_hard_limit(monkeypatch):
+    monkeypatch.setattr(metrics, "_CHILD_GRACE", 0.0)
+    assert metrics._in_child("symbolic", x, x, 0.01) is None  # killed before SymPy even loads
+
+
+# ---------------------------------------------------------------- peers
+def test_gplearn_program_to_sympy():
+    pytest.importorskip("gplearn")
+    from gplearn.functions import _function_map
+
+    program = [_function_map["add"], _function_map["mul"], 0, 0.5, _function_map["div"], 1, _function_map["sqrt"], 0]
+    assert gplearn_to_sympy(program, [x1, x2]) == 0.5 * x1 + x2 / sympy.sqrt(x1)
+
+
+def test_operon_string_to_sympy():
+    text = "((-0.5) + (2.0 * (v0 ^ 2))) / (sqrt(1 + (v1 ^ 2)) * exp(v1))"
+    lam = sympy.Symbol("lambda")
+    assert sympy.simplify(operon_to_sympy(text, [x, lam]) - (2 * x**2 - 0.5) / sympy.sqrt(1 + lam**2) / sympy.exp(lam)) == 0
+
+
+def test_method_availability_messages():
+    assert method_unavailable("cadsr") is None
+    assert "unknown method" in method_unavailable("pysr")
+
+
+# ---------------------------------------------------------------- runner
+def fake_fit(calls):
+    """A fit_method stand-in: the truth itself, instantly, recording each call."""
+
+    def fit(method, data, operators, max_time, seed, params):
+        calls.append((data.name, method, seed))
+        if params.get("fail"):
+            raise RuntimeError("boom")
+        if params.get("interrupt") and len(calls) == 2:
+            raise KeyboardInterrupt
+        return FitResult(data.truth, data.y_train, data.y_test, 0.01, 1, str(data.truth))
+
+    return fit
+
+
+def tasks_for(n_problems=2, seeds=(0, 1), **params):
+    problems = get_suite("nguyen")[:n_problems]
+    return runner.make_tasks(problems, ["cadsr"], seeds, [0.0], 1.0, {"cadsr": params})
+
+
+def test_runner_appends_rows_and_resumes(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runner, "fit_method", fake_fit(calls))
+    out = tmp_path / "r.csv"
+    first = runner.run_tasks(tasks_for(), out)
+    assert first.new == 4 and len(calls) == 4 and not first.failed
+    assert all(r["symbolic_solution"] and r["r2_test"] == 1.0 for r in first.rows)
+    again = runner.run_tasks(tasks_for(), out)
+    assert again.new == 0 and again.skipped == 4 and len(calls) == 4 and len(again.rows) == 4
+    # lose one row and tear the last line, as a crash would
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:-1]) + lines[-1][:15])
+    third = runner.run_tasks(tasks_for(), out)
+    assert third.new == 1 and len(calls) == 5
+    assert len(runner.read_results(out)) == 4 and len(third.rows) == 4
+
+
+def test_runner_keeps_rows_on_interrupt_and_retries_failures(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runner, "fit_method", fake_fit(calls))
+    out = tmp_path / "r.csv"
+    stopped = runner.run_tasks(tasks_for(interrupt=True), out)
+    assert stopped.interrupted and stopped.new == 1 and len(runner.read_results(out)) == 1
+    failed = runner.run_tasks(tasks_for(n_problems=1, seeds=(5,), fail=True), out)
+    assert len(failed.failed) == 1 and "boom" in failed.failed[0]["error"]
+    resumed = runner.run_tasks(tasks_for() + tasks_for(n_problems=1, seeds=(5,)), out)
+    assert resumed.new == 4 and resumed.skipped == 1 and not resumed.failed
+
+
+def test_parse_seeds():
+    assert runner.parse_seeds(["0-2", "5", "7,9"]) == [0, 1, 2, 5, 7, 9]
+    for bad in (["a"], ["3-1"], ["-1"], ["0-"]):
+        with pytest.raises(runner.BenchError):
+            runner.parse_seeds(bad)
+
+
+# ------------------------------------------------------------------- CLI
+def test_cli_bench_runs_resumes_and_plots(tmp_path, capsys):
+    out = tmp_path / "res.csv"
+    argv = ["bench", "--problems", "Nguyen-1", "--max-time", "2", "--params", *TINY, "--out", str(out)]
+    assert main(argv) == 0
+    rows = runner.read_results(out)
+    assert len(rows) == 1 and rows[0]["method"] == "cadsr" and rows[0]["error"] is None
+    assert rows[0]["n_train"] == 20 and rows[0]["truth"] == "x**3 + x**2 + x"
+    text = capsys.readouterr().out
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "matplotlib is not installed" in text
+    else:
+        assert out.with_suffix(".png").stat().st_size > 1000
+    assert "symbolic solution %" in text and "Nguyen-1" in text
+    assert main([*argv, "--no-plot"]) == 0
+    assert "skipped 1 task(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--suite", "koza"], "unknown suite"),
+        (["--problems", "Nguyen-99"], "unknown problem"),
+        (["--seeds", "1-x"], "bad --seeds"),
+        (["--max-time", "0"], "--max-time"),
+        (["--params", "no_such_param=1"], "no parameter"),
+        (["--params", "pysr.x=1"], "bad --params"),
+        (["--method", "pysr"], "unknown method"),
+        (["--backend", "ray"], "unknown --backend"),
+        (["--data", "missing.tsv"], "no such file"),
+        (["--formula", "x"], "exactly one --data"),
+    ],
+)
+def test_cli_bench_bad_input_is_one_line_and_status_2(tmp_path, capsys, args, message):
+    assert main(["bench", *args, "--out", str(tmp_path / "r.csv")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("cadsr: error:") and message in err and "\n" not in err
+
+
+def test_cli_bench_on_a_data_file(tmp_path, capsys, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runner, "fit_method", fake_fit(calls))
+    X = np.random.default_rng(0).uniform(1, 2, (40, 2))
+    path = tmp_path / "toy.tsv"
+    write_table(path, ["a", "b"], X, X[:, 0] + X[:, 1], "\t")
+    out = tmp_path / "r.csv"
+    argv = ["bench", "--data", str(path), "--formula", "a + b", "--seeds", "0-1", "--out", str(out), "--no-plot"]
+    assert main(argv) == 0
+    rows = runner.read_results(out)
+    assert [r["suite"] for r in rows] == ["file", "file"] and all(r["symbolic_solution"] for r in rows)
+    assert rows[0]["n_train"] == 30 and rows[0]["n_test"] == 10

@@ -1,0 +1,191 @@
+"""Budgets and interruption: max_time, max_evaluations, and Ctrl-C (a real SIGINT) during fit.
+
+A Ctrl-C during any phase of an epoch (sampling, constant fitting, scoring, the
+policy update) stops the search and keeps the best formula found so far; the
+progress bar is closed either way.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+
+from cadsr_sklearn import CADSRRegressor, constants, estimator, sampler, training
+
+FAST = dict(batch_size=64, ff_dim=32, max_length=14, steps_per_epoch=2, learning_rate=1e-3,
+            device="cpu", random_state=0)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def hard():
+    """Noisy data: no early stop by ``tol`` within these budgets."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(200, 2))
+    y = np.sin(2 * X[:, 0]) * np.exp(X[:, 1] / 3) + X[:, 1] ** 3 + rng.normal(0, 0.05, 200)
+    return X, y
+
+
+# ------------------------------------------------------------------ budgets
+def test_max_time_is_honoured_within_ten_percent_plus_one_epoch(hard):
+    X, y = hard
+    budget = 2.0
+    start = time.perf_counter()
+    model = CADSRRegressor(n_epochs=10**6, max_time=budget, **FAST).fit(X, y)
+    wall = time.perf_counter() - start
+    times = np.array([h["time"] for h in model.history_])
+    longest = float(np.max(np.diff(times, prepend=0.0)))
+    assert model.stop_reason_ == "max_time"
+    assert wall <= 1.1 * budget + longest, (wall, longest)
+    assert times[-1] >= budget - longest  # and it used the budget
+
+
+@pytest.mark.parametrize("budget, expected", [(192, 192), (200, 256), (1, 64)])
+def test_max_evaluations_exactly_or_within_one_batch(hard, budget, expected):
+    X, y = hard
+    model = CADSRRegressor(n_epochs=1000, max_evaluations=budget, **FAST).fit(X, y)
+    assert model.stop_reason_ == "max_evaluations"
+    assert model.n_evaluations_ == expected  # batches of 64: the first batch that reaches it
+    assert budget <= model.n_evaluations_ < budget + FAST["batch_size"]
+    assert model.history_[-1]["evaluations"] == model.n_evaluations_
+
+
+# -------------------------------------------------- Ctrl-C in every phase
+def _interrupt_on_call(monkeypatch, owner, name, call):
+    original = getattr(owner, name)
+    calls = {"n": 0}
+
+    def wrapper(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == call:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, wrapper)
+
+
+@pytest.mark.parametrize(
+    "owner, name",
+    [
+        (sampler.Sampler, "sample_unique"),  # sampling
+        (constants.ConstantFitter, "fit"),  # Levenberg–Marquardt
+        (training._Scorer, "__call__"),  # constants + rewards
+        (training, "_policy_update"),  # GRPO steps
+    ],
+    ids=["sampling", "constant fitting", "scoring", "policy update"],
+)
+def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch, owner, name):
+    X, y = hard
+    closed = []
+    original_close = estimator._Progress.close
+    monkeypatch.setattr(estimator._Progress, "close", lambda self: (closed.append(True), original_close(self)))
+    _interrupt_on_call(monkeypatch, owner, name, call=3)
+    model = CADSRRegressor(n_epochs=100, verbose=1, **FAST).fit(X, y)
+    assert model.interrupted_ and model.stop_reason_ == "interrupted"
+    assert model.n_epochs_ == 2 and len(model.history_) == 2
+    assert np.all(np.isfinite(model.predict(X)))
+    assert closed == [True]
+
+
+def test_ctrl_c_before_the_first_epoch_ends_propagates(hard, monkeypatch):
+    # nothing was found yet, so there is nothing to keep: the interrupt goes on to the caller
+    X, y = hard
+    _interrupt_on_call(monkeypatch, constants.ConstantFitter, "fit", call=1)
+    with pytest.raises(KeyboardInterrupt):
+        CADSRRegressor(n_epochs=100, **FAST).fit(X, y)
+
+
+# ------------------------------------------------------------- a real SIGINT
+def _default_sigint():
+    # A child of a shell's background job may start with SIGINT ignored, and Python
+    # keeps it ignored: restore the default so Python installs KeyboardInterrupt.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _run_and_interrupt(argv, cwd, stderr_path, after_first_epoch_s=1.0, timeout=90):
+    """Start ``argv``, wait until its progress bar shows a best formula, send SIGINT."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
+    with open(stderr_path, "w") as err:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                preexec_fn=_default_sigint)
+        try:
+            deadline = time.monotonic() + timeout
+            while "reward=" not in Path(stderr_path).read_text():  # the bar after epoch 1
+                assert proc.poll() is None, Path(stderr_path).read_text()
+                assert time.monotonic() < deadline, "no epoch finished in time"
+                time.sleep(0.1)
+            time.sleep(after_first_epoch_s)
+            sent = time.monotonic()
+            proc.send_signal(signal.SIGINT)
+            out, _ = proc.communicate(timeout=timeout)
+            stopped_after = time.monotonic() - sent
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return proc.returncode, out, Path(stderr_path).read_text(), stopped_after
+
+
+FIT_SCRIPT = textwrap.dedent(
+    """
+    import json, sys
+    import joblib, numpy as np
+    from cadsr_sklearn import CADSRRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(300, 2))
+    y = np.sin(2 * X[:, 0]) * np.exp(X[:, 1] / 3) + X[:, 1] ** 3 + rng.normal(0, 0.05, 300)
+    model = CADSRRegressor(max_time=120, batch_size=100, ff_dim=64, device="cpu", random_state=0,
+                           verbose=1)
+    model.fit(X, y)
+    joblib.dump(model, sys.argv[1])
+    print(json.dumps({"interrupted": model.interrupted_, "stop": model.stop_reason_,
+                      "epochs": model.n_epochs_, "formula": str(model.expression_)}))
+    """
+)
+
+
+@pytest.mark.slow  # a fresh interpreter: imports torch
+def test_sigint_during_fit_keeps_the_best_formula(tmp_path):
+    script = tmp_path / "fit.py"
+    script.write_text(FIT_SCRIPT)
+    model_path = tmp_path / "m.joblib"
+    code, out, err, stopped_after = _run_and_interrupt(
+        [sys.executable, str(script), str(model_path)], tmp_path, tmp_path / "err.txt")
+    assert code == 0, err
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["interrupted"] and report["stop"] == "interrupted" and report["epochs"] >= 1
+    assert stopped_after < 30  # the 120 s budget was cut short
+    assert "Traceback" not in err and err.endswith("\n")  # the bar was closed
+    model = joblib.load(model_path)
+    assert model.interrupted_ and str(model.expression_) == report["formula"]
+    assert np.all(np.isfinite(model.predict(np.zeros((3, 2)))))
+
+
+@pytest.mark.slow  # a fresh interpreter: imports torch
+def test_sigint_during_cadsr_fit_saves_the_model(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(300, 2))
+    y = np.sin(2 * X[:, 0]) * np.exp(X[:, 1] / 3) + X[:, 1] ** 3 + rng.normal(0, 0.05, 300)
+    lines = ["a,b,y"] + [f"{a:.17g},{b:.17g},{t:.17g}" for (a, b), t in zip(X, y)]
+    (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
+    argv = [sys.executable, "-m", "cadsr_sklearn", "fit", "data.csv", "--target", "y", "--max-time", "60",
+            "--out", "m.joblib", "--device", "cpu", "--batch-size", "100"]
+    code, out, err, stopped_after = _run_and_interrupt(argv, tmp_path, tmp_path / "err.txt")
+    assert code == 0, err
+    assert stopped_after < 30
+    assert "Traceback" not in err
+    assert re.search(r"interrupted", out), out
+    model = joblib.load(tmp_path / "m.joblib")
+    assert model.interrupted_ and model.stop_reason_ == "interrupted"
+    pd = pytest.importorskip("pandas")
+    assert np.all(np.isfinite(model.predict(pd.DataFrame(X, columns=["a", "b"]))))

@@ -1,0 +1,190 @@
+"""The ``cadsr`` command line: demo, fit → show → predict, and one-line errors on bad input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+
+pd = pytest.importorskip("pandas")
+
+from cadsr_sklearn import __version__  # noqa: E402
+from cadsr_sklearn.cli import main, matches_truth, pendulum_data  # noqa: E402
+
+# every search in this module: a couple of tiny epochs on the CPU
+TINY = ["--epochs", "2", "--batch-size", "32", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def data_csv(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2.0, size=(60, 2))
+    path = tmp_path_factory.mktemp("data") / "data.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": 2.0 * X[:, 0] + X[:, 1] ** 2}).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_file(data_csv, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("model") / "model.joblib"
+    assert main(["fit", str(data_csv), "--target", "y", "--out", str(out), *TINY]) == 0
+    return out
+
+
+def _error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith("cadsr: error: ")
+    return err[0]
+
+
+# --------------------------------------------------------------------- demo
+def test_demo_prints_formula_front_and_writes_plots(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    plots = tmp_path / "plots"
+    assert main(["demo", "--plots", str(plots), *TINY]) == 0
+    out = capsys.readouterr().out
+    for text in ("Discovered formula", "LaTeX:", "Test R²:", "Complexity:", "Pareto front", "Recovered:"):
+        assert text in out
+    assert sorted(p.name for p in plots.iterdir()) == [
+        "learning_curve.png", "pareto_front.png", "predicted_vs_true.png"
+    ]
+
+
+def test_pendulum_data_is_the_pendulum_law():
+    X, T_true, T = pendulum_data(n=50, noise=0.01, seed=1)
+    assert X.shape == (50, 2) and T.shape == T_true.shape == (50,)
+    np.testing.assert_allclose(T_true, 2 * np.pi * np.sqrt(X[:, 0] / X[:, 1]))
+    assert 0 < np.std(T - T_true) < 0.05 * np.sqrt(np.mean(T_true**2))
+
+
+def test_matches_truth_accepts_rounded_constants_only():
+    L, g = sympy.symbols("L g")
+    truth = 2 * sympy.pi * sympy.sqrt(L / g)
+    assert matches_truth(sympy.Float(6.2811) * sympy.sqrt(L / g), truth)
+    assert matches_truth(sympy.Float(6.29) * L ** sympy.Float(0.5) / sympy.sqrt(g), truth)
+    assert not matches_truth(sympy.Float(6.2832) * sympy.sqrt(L) / g, truth)
+    assert not matches_truth(sympy.Float(5.0) * sympy.sqrt(L / g), truth)
+
+
+# ------------------------------------------------------- fit, show, predict
+def test_fit_show_predict_round_trip(model_file, data_csv, tmp_path, capsys):
+    assert main(["show", str(model_file)]) == 0
+    out = capsys.readouterr().out
+    assert "Discovered formula" in out and "Pareto front" in out and "Features:   a, b" in out
+
+    preds = tmp_path / "preds.csv"
+    assert main(["predict", str(model_file), str(data_csv), "--out", str(preds)]) == 0
+    got = pd.read_csv(preds)
+    assert list(got.columns) == ["prediction"] and len(got) == 60
+
+    # columns in another order, plus extra ones, still work; output to stdout
+    df = pd.read_csv(data_csv)[["y", "b", "a"]]
+    shuffled = tmp_path / "shuffled.csv"
+    df.to_csv(shuffled, index=False)
+    capsys.readouterr()
+    assert main(["predict", str(model_file), str(shuffled)]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == "prediction"
+    np.testing.assert_allclose([float(v) for v in lines[1:]], got["prediction"])
+
+
+def test_fit_with_operators_and_plots(data_csv, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "m.joblib"
+    code = main(["fit", str(data_csv), "--target", "y", "--binary", "add", "mul", "--unary",
+                 "--plots", str(tmp_path / "p"), "--out", str(out), *TINY])
+    assert code == 0
+    import joblib
+
+    model = joblib.load(out)
+    assert tuple(model.binary_operators) == ("add", "mul") and tuple(model.unary_operators) == ()
+    assert len(list((tmp_path / "p").glob("*.png"))) == 3
+
+
+# ----------------------------------------------------------------- bad input
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "content, extra, message",
+    [
+        (None, [], "no such file"),
+        ("", [], "empty"),
+        ("a,b,y\n", [], "no data rows"),
+        ("a,b,z\n1,2,3\n2,3,4\n", [], "no column 'y'"),
+        ("a,b,y\n1,x,3\n2,z,4\n", [], "non-numeric column(s) ['b']"),
+        ("a,b,y\n1,,3\n2,3,4\n", [], "NaN"),
+        ("a,b,y\n1,inf,3\n2,3,4\n", [], "infinite"),
+        ("y\n1\n2\n", [], "no feature columns"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--binary", "add", "plus"], "unknown binary operator 'plus'"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--unary", "sinh"], "unknown unary operator 'sinh'"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--unary", "add"], "'add' is not a unary operator"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--device", "tpu"], "Unknown device 'tpu'"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--device", "cuda:7"], "cuda:7"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--out", "/no/such/folder/m.joblib"], "does not exist"),
+    ],
+)
+def test_fit_bad_input_is_one_line_and_status_2(tmp_path, capsys, content, extra, message):
+    path = str(tmp_path / "missing.csv") if content is None else _write(tmp_path, "d.csv", content)
+    code = main(["fit", path, "--target", "y", *extra, "--epochs", "1", "--batch-size", "8"])
+    assert code == 2
+    assert message in _error_line(capsys)
+
+
+def test_predict_bad_input(model_file, tmp_path, capsys):
+    data = _write(tmp_path, "d.csv", "a,b\n1,2\n")
+    assert main(["predict", str(tmp_path / "none.joblib"), data]) == 2
+    assert "no such file" in _error_line(capsys)
+
+    junk = _write(tmp_path, "junk.joblib", "not a pickle")
+    assert main(["predict", junk, data]) == 2
+    assert "not a saved cadsr model" in _error_line(capsys)
+
+    import joblib
+
+    joblib.dump({"a": 1}, tmp_path / "dict.joblib")
+    assert main(["show", str(tmp_path / "dict.joblib")]) == 2
+    assert "not a fitted CADSRRegressor" in _error_line(capsys)
+
+    only_a = _write(tmp_path, "a.csv", "a\n1\n")
+    assert main(["predict", str(model_file), only_a]) == 2
+    assert "missing column(s) ['b']" in _error_line(capsys)
+
+    text = _write(tmp_path, "t.csv", "a,b\n1,x\n")
+    assert main(["predict", str(model_file), text]) == 2
+    assert "non-numeric" in _error_line(capsys)
+
+
+@pytest.mark.parametrize("argv", [["fit", "d.csv"], ["demo", "--max-time", "-1"], ["nonsense"]])
+def test_usage_errors_return_2(argv, capsys):
+    assert main(argv) == 2
+    assert "usage: cadsr" in capsys.readouterr().err
+
+
+def test_bench_is_registered(capsys):
+    assert main(["bench", "--help"]) == 0
+    assert "usage: cadsr bench" in capsys.readouterr().out
+
+
+# ---------------------------------------------------- entry points (processes)
+def test_python_m_and_console_script():
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    done = subprocess.run([sys.executable, "-m", "cadsr_sklearn", "--version"], capture_output=True,
+                          text=True, env=env, timeout=60)
+    assert done.returncode == 0 and __version__ in done.stdout
+    script = Path(sys.executable).with_name("cadsr")
+    if not script.exists():
+        pytest.skip("the cadsr console script is not installed next to this Python")
+    done = subprocess.run([str(script), "fit", "no-such.csv", "--target", "y"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == "cadsr: error: no-such.csv: no such file"

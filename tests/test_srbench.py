@@ -1,0 +1,124 @@
+"""The SRBench submission in ``srbench/cadsr``, exercised the way SRBench's harness does."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+from sklearn.base import RegressorMixin
+
+pd = pytest.importorskip("pandas")
+
+FOLDER = Path(__file__).resolve().parents[1] / "srbench" / "cadsr"
+ALLOWED_EVAL_KWARGS = {
+    "test_params": dict,
+    "max_train_samples": int,
+    "scale_x": bool,
+    "scale_y": bool,
+    "pre_train": type(lambda: None),
+    "use_dataframe": bool,
+}
+TINY = dict(max_time=5, n_epochs=3, batch_size=64, ff_dim=64, max_length=16, device="cpu")
+
+
+def load_submission():
+    """Import ``regressor.py`` from its path, as the harness does (not as a package)."""
+    spec = importlib.util.spec_from_file_location("srbench_cadsr_regressor", FOLDER / "regressor.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def sub():
+    return load_submission()
+
+
+def frame(columns, n=80, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.uniform(0.5, 2.0, (n, len(columns))), columns=columns)
+    y = X.iloc[:, 0].to_numpy() * X.iloc[:, 1].to_numpy() + np.sin(X.iloc[:, -1].to_numpy())
+    return X, y
+
+
+def fit(sub, columns, seed=0):
+    from sklearn.base import clone
+
+    est = clone(sub.est).set_params(**TINY, random_state=seed)
+    X, y = frame(columns, seed=seed)
+    return est.fit(X, y), X
+
+
+def predict_from_string(text, symbols, X):
+    expr = sympy.parse_expr(text, local_dict={str(s): s for s in symbols})
+    assert expr.free_symbols <= set(symbols), (text, expr.free_symbols)
+    f = sympy.lambdify(symbols, expr, "numpy")
+    with np.errstate(all="ignore"):
+        return np.broadcast_to(np.asarray(f(*X.to_numpy().T), dtype=np.float64), (len(X),))
+
+
+def test_submission_files_and_contract(sub):
+    for name in ("regressor.py", "metadata.yml", "requirements.txt", "install.sh", "__init__.py"):
+        assert (FOLDER / name).is_file(), name
+    meta = (FOLDER / "metadata.yml").read_text()
+    for key in ("authors:", "email:", "name:", "description:", "url:"):
+        assert key in meta
+    assert isinstance(sub.est, RegressorMixin)
+    params = sub.est.get_params()
+    assert params["random_state"] is not None and params["max_time"] > 0
+    assert "X" in inspect.signature(sub.model).parameters
+    assert set(sub.eval_kwargs) <= set(ALLOWED_EVAL_KWARGS)
+    for key, value in sub.eval_kwargs.items():
+        assert isinstance(value, ALLOWED_EVAL_KWARGS[key]), key
+    sub.est.set_params(**sub.eval_kwargs["test_params"])  # the harness's quick test applies them
+    assert isinstance(sub.hyper_params, (list, dict))
+
+
+@pytest.mark.parametrize("columns", [["E", "beta", "x"], ["x 1", "lambda", "sin"]])
+def test_model_string_predicts_like_the_estimator(sub, columns):
+    est, X = fit(sub, columns)
+    text = sub.model(est, X)
+    names = sub.formula_names(columns)
+    if columns[0] == "E":
+        assert names == columns  # SymPy-named columns are written verbatim
+    symbols = [sympy.Symbol(n) for n in names]
+    np.testing.assert_allclose(predict_from_string(text, symbols, X), est.predict(X), rtol=1e-10, atol=1e-12)
+    assert sub.model(est) == text  # without X, the fitted feature names are used
+    assert isinstance(sub.complexity(est), int) and sub.complexity(est) >= 1
+
+
+def test_formula_names_are_identifiers_and_distinct(sub):
+    names = sub.formula_names(["x 1", "x_1", "lambda", "2nd", "sin", "a-b", "E"], reserved={"sin"})
+    assert names == ["x_1_2", "x_1", "lambda_", "x_2nd", "sin_", "a_b", "E"]
+    assert len(set(names)) == len(names) and all(n.isidentifier() for n in names)
+
+
+def test_population_members_predict_and_print(sub):
+    est, X = fit(sub, ["a", "b", "c"], seed=1)
+    population = sub.get_population(est)
+    assert 1 <= len(population) <= 100
+    symbols = sympy.symbols("a b c")
+    predictions = []
+    for member in population:
+        assert isinstance(member, RegressorMixin)
+        y = member.predict(X)
+        assert y.shape == (len(X),)
+        np.testing.assert_allclose(predict_from_string(sub.model(member, X), symbols, X), y, rtol=1e-10, atol=1e-12)
+        predictions.append(y)
+    # the members are different formulas, and fitting did not change est
+    assert len(population) == 1 or not all(np.allclose(p, predictions[0], equal_nan=True) for p in predictions)
+    best = sub.get_best_solution(est)
+    np.testing.assert_array_equal(best.predict(X), est.predict(X))
+    assert any(np.array_equal(p, est.predict(X), equal_nan=True) for p in predictions)
+
+
+def test_population_is_capped_at_100(sub, monkeypatch):
+    est, X = fit(sub, ["a", "b", "c"], seed=2)
+    row = est.equations_.to_dict("records")[0]
+    long_front = [dict(row, selected=(i == 150)) for i in range(300)]
+    monkeypatch.setattr(est, "equations_", long_front, raising=False)
+    assert len(sub.get_population(est)) == 100
