@@ -1,4 +1,4 @@
-"""Fitting the values of the constant tokens ``c`` (Algorithm 1, "OptimizeConstants").
+"""Fitting the values of the constant tokens ``c`` (appendix Algorithm 4, "OptimizeConstants").
 
 Every sampled expression with constant tokens has its constants fitted by
 Levenberg–Marquardt (LM) least squares before it is scored, as in the paper.

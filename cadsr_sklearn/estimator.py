@@ -110,11 +110,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Risk-seeking percentage α ∈ (0, 100]: the top α % of each batch train
         the policy.
     beta : float, default=0.01
-        Weight β of the KL penalty to the reference policy, eq. (9).
+        Weight β of the KL penalty to the reference policy, eq. (13).
     epsilon : float, default=0.2
-        Trust-region half-width ε of the clipped ratio, eq. (8).
+        Trust-region half-width ε of the clipped ratio (the objective Ĵ before eq. (13)).
     lam : float, default=0.2
-        Scale λ of the rank-based reward mapping, eq. (7).
+        Scale λ of the rank-based reward mapping, eq. (11).
     entropy_coef : float, default=0.005
         Entropy bonus weight λ_H.
     steps_per_epoch : int, default=5
@@ -140,7 +140,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         encoding of the BFS index (the "Drop DPE" ablation).
     policy : {"grpo", "risk_seeking"}, default="grpo"
         GRPO update (the paper) or the plain rank-weighted risk-seeking policy
-        gradient, eq. (8), one step per epoch (the "Drop GRPO" ablation).
+        gradient, eq. (12), one step per epoch (the "Drop GRPO" ablation).
     reward : {"bic", "nrmse", "spl", "tpsr"}, default="bic"
         Reward: negative BIC (the paper) or the ablation rewards.
     bic_variance : {"mle", "target"}, default="mle"
@@ -187,6 +187,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         evaluates it exactly as it was scored.
     equations_ : pandas.DataFrame or list of dict
         Pareto front of the hall of fame (complexity, loss, reward, equation).
+    y_variance_ : float
+        (Weighted) variance of the training targets; training R² of a front
+        member is ``1 - loss / y_variance_``.
     history_ : list of dict
         Per epoch: best reward, loss and complexity, evaluations, time, and the
         update's diagnostics (approximate KL, clip fraction, KL to θ_ref, entropy).
@@ -486,9 +489,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             )
         self.best_expression_ = result.best.expression
         self.expression_ = self.best_expression_.to_sympy(self._feature_names())
-        self._pareto = result.hall_of_fame.pareto_front()
-        self.equations_ = self._equations_table(self._pareto, result.best)
+        front = result.hall_of_fame.pareto_front(keep=result.best)
+        self.equations_ = self._equations_table(front, result.best)
         self.history_ = result.history
+        self.y_variance_ = y_variance
         self.n_epochs_ = result.n_epochs
         self.n_evaluations_ = result.n_evaluations
         self.stop_reason_ = result.stop_reason
@@ -502,9 +506,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.best_expression_ = expr
         self.expression_ = expr.to_sympy(self._feature_names())
         best = Candidate(expr, math.inf, 0.0)
-        self._pareto = [best]
-        self.equations_ = self._equations_table(self._pareto, best)
+        self.equations_ = self._equations_table([best], best)
         self.history_ = []
+        self.y_variance_ = 0.0
         self.n_epochs_ = 0
         self.n_evaluations_ = 0
         self.stop_reason_ = "constant target"

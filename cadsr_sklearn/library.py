@@ -106,6 +106,13 @@ def _sympy_inv(a):
     return 1 / a
 
 
+def _sympy_abs(a):
+    # Left unevaluated: for a non-real-declared symbol SymPy would rewrite |exp(z)| as
+    # exp(re(z)) and expand re(tanh(z)) into sinh/cosh quotients, which overflow in
+    # float64 where |exp(tanh(z))| does not.
+    return sympy.Abs(a, evaluate=False)
+
+
 def _sympy_one():
     return sympy.Integer(1)
 
@@ -135,7 +142,7 @@ UNARY_OPERATORS: dict[str, Token] = {
         Token("neg", 1, np.negative, _sympy_neg, "-({})", "unary"),
         Token("inv", 1, np.reciprocal, _sympy_inv, "1/({})", "unary"),
         Token("tanh", 1, np.tanh, sympy.tanh, "tanh({})", "unary"),
-        Token("abs", 1, np.abs, sympy.Abs, "|{}|", "unary"),
+        Token("abs", 1, np.abs, _sympy_abs, "|{}|", "unary"),
     )
 }
 

@@ -36,6 +36,7 @@ __all__ = [
     "plot_predicted_vs_true",
     "save_all",
     "training_r2",
+    "front_rows",
 ]
 
 _INSTALL_HINT = (
@@ -78,6 +79,16 @@ def _rows(equations) -> list[dict]:
     return equations.to_dict("records")
 
 
+def front_rows(model) -> list[dict]:
+    """The Pareto front of :attr:`equations_` as rows sorted by complexity.
+
+    Each row has ``complexity``, ``loss``, ``equation`` and ``selected`` (the
+    chosen formula, :attr:`expression_`, is always one of the rows).
+    """
+    _check_fitted(model)
+    return sorted((dict(r) for r in _rows(model.equations_)), key=lambda r: r["complexity"])
+
+
 def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -107,7 +118,9 @@ def training_r2(model, y=None) -> np.ndarray | None:
 
 
 # --------------------------------------------------------------------- pareto
-def plot_pareto_front(model, ax: "Axes | None" = None, max_labels: int = 8) -> "Figure":
+def plot_pareto_front(
+    model, ax: "Axes | None" = None, table: bool = True, max_rows: int = 12
+) -> "Figure":
     """Complexity vs. training loss of the Pareto front, the chosen model marked.
 
     Parameters
@@ -115,18 +128,35 @@ def plot_pareto_front(model, ax: "Axes | None" = None, max_labels: int = 8) -> "
     model : CADSRRegressor
         A fitted estimator; its :attr:`equations_` are plotted.
     ax : matplotlib Axes, optional
-        Draw into this axes instead of a new figure.
-    max_labels : int, default=8
-        Label at most this many points with their formula (the chosen one
-        always, then the simplest ones).
+        Draw into this axes instead of a new figure (without the table).
+    table : bool, default=True
+        Below the plot, list the formulas of the front (complexity, loss,
+        formula), the chosen one in red.
+    max_rows : int, default=12
+        Most rows of that table: the chosen formula and the simplest others.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
     _check_fitted(model)
-    fig, ax = _axes(ax, (7.5, 4.8))
-    rows = sorted(_rows(model.equations_), key=lambda r: r["complexity"])
+    rows = front_rows(model)
+    listed = _table_rows(rows, max_rows) if (table and ax is None) else []
+    if ax is None:
+        _, Figure = _matplotlib()
+        fig = Figure(
+            figsize=(8.0, 4.6 + (0.21 * (len(listed) + 1) + 0.3 if listed else 0.0)),
+            layout="constrained",
+        )
+        if listed:
+            ax, ax_table = fig.subplots(
+                2, 1, gridspec_kw={"height_ratios": [4.4, 0.21 * (len(listed) + 1) + 0.3]}
+            )
+        else:
+            ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+
     k = np.array([r["complexity"] for r in rows], dtype=float)
     loss = np.array([r["loss"] for r in rows], dtype=float)
     positive = loss[np.isfinite(loss) & (loss > 0)]
@@ -136,41 +166,102 @@ def plot_pareto_front(model, ax: "Axes | None" = None, max_labels: int = 8) -> "
 
     ax.step(k, shown, where="post", color=_LINE, alpha=0.35, linewidth=1.2, zorder=1)
     ax.plot(k, shown, "o", color=_LINE, markersize=6, zorder=2, label="Pareto front")
-    selected = [i for i, r in enumerate(rows) if r["selected"]]
-    for i in selected:
-        ax.plot(k[i], shown[i], marker="*", color=_SELECTED, markersize=17, linestyle="none",
-                zorder=3, label="chosen (highest reward)")
+    chosen = [i for i, r in enumerate(rows) if r["selected"]]
+    for i in chosen:
+        ax.plot(
+            k[i],
+            shown[i],
+            marker="*",
+            color=_SELECTED,
+            markersize=17,
+            linestyle="none",
+            zorder=3,
+            label="chosen (highest reward)",
+        )
+        ax.annotate(
+            _short(_formula_text(rows[i]["equation"], 4), 45),
+            (k[i], shown[i]),
+            xytext=(10, 10),
+            textcoords="offset points",
+            fontsize=9,
+            color=_SELECTED,
+            fontweight="bold",
+            zorder=4,
+            bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.8),
+        )
     ax.set_yscale("log")
-    ax.margins(y=0.12)
+    ax.margins(x=0.04, y=0.15)
     ax.set_xlabel("complexity k (nodes + constants)")
     ax.set_ylabel("training loss (MSE)")
     ax.set_title("Pareto front: complexity vs. training loss")
     ax.grid(True, which="major", alpha=0.3)
-    if k.size:
-        ax.set_xlim(k.min() - 1, k.max() + max(3.0, 0.45 * (k.max() - k.min())))
-
-    # label the chosen formula and the simplest others, alternating above/below
-    order = selected + [i for i in range(len(rows)) if i not in selected]
-    labelled = sorted(order[:max_labels])
-    for n, i in enumerate(labelled):
-        is_selected = i in selected
-        text = _short(_formula_text(rows[i]["equation"], 3), 40 if is_selected else 30)
-        ax.annotate(
-            text,
-            (k[i], shown[i]),
-            xytext=(8, 10 if n % 2 == 0 else -14),
-            textcoords="offset points",
-            fontsize=8.5 if is_selected else 7.5,
-            color=_SELECTED if is_selected else "0.25",
-            fontweight="bold" if is_selected else "normal",
-            bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.75),
-            zorder=4,
-        )
     if np.any(loss <= 0):
-        ax.text(0.99, 0.01, f"loss 0 (exact) drawn at {floor:.1e}", transform=ax.transAxes,
-                ha="right", va="bottom", fontsize=7, color="0.4")
+        ax.text(
+            0.99,
+            0.01,
+            f"loss 0 (exact) drawn at {floor:.1e}",
+            transform=ax.transAxes,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            color="0.4",
+        )
     ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+
+    if listed:
+        _draw_table(ax_table, listed)
     return fig
+
+
+def _table_rows(rows: list[dict], max_rows: int) -> list[dict]:
+    """The chosen row and the simplest others, at most ``max_rows``, by complexity."""
+    chosen = [r for r in rows if r["selected"]]
+    others = [r for r in rows if not r["selected"]]
+    keep = chosen + others[: max(0, max_rows - len(chosen))]
+    return sorted(keep, key=lambda r: r["complexity"])
+
+
+def _draw_table(ax: "Axes", rows: list[dict]) -> None:
+    ax.axis("off")
+    n = len(rows) + 1
+    step = 1.0 / n
+    columns = (
+        (0.0, "k", "right", 0.035),
+        (0.05, "training MSE", "left", 0.0),
+        (0.2, "formula", "left", 0.0),
+    )
+    for x, title, align, shift in columns:
+        ax.text(
+            x + shift,
+            1.0 - 0.5 * step,
+            title,
+            ha=align,
+            va="center",
+            fontsize=8.5,
+            fontweight="bold",
+            transform=ax.transAxes,
+            color="0.2",
+        )
+    for n_row, row in enumerate(rows, start=1):
+        y = 1.0 - (n_row + 0.5) * step
+        style = dict(color=_SELECTED, fontweight="bold") if row["selected"] else dict(color="0.15")
+        cells = (
+            f"{row['complexity']}",
+            f"{row['loss']:.3e}",
+            _short(_formula_text(row["equation"], 4), 85),
+        )
+        for (x, _, align, shift), text in zip(columns, cells, strict=True):
+            ax.text(
+                x + shift,
+                y,
+                text,
+                ha=align,
+                va="center",
+                fontsize=8,
+                family="monospace",
+                transform=ax.transAxes,
+                **style,
+            )
 
 
 # ------------------------------------------------------------- learning curve
@@ -198,8 +289,14 @@ def plot_learning_curve(model, y=None) -> "Figure":
     fig = Figure(figsize=(7.5, 2.6 + 2.2 * n_panels), layout="constrained")
     axes = fig.subplots(n_panels, 1, sharex=True, squeeze=False)[:, 0]
     if not history:
-        axes[0].text(0.5, 0.5, "no search ran (constant target)", ha="center", va="center",
-                     transform=axes[0].transAxes)
+        axes[0].text(
+            0.5,
+            0.5,
+            "no search ran (constant target)",
+            ha="center",
+            va="center",
+            transform=axes[0].transAxes,
+        )
         return fig
     epoch = np.array([h["epoch"] for h in history]) + 1
     best = np.array([h["best_reward"] for h in history], dtype=float)
@@ -207,9 +304,12 @@ def plot_learning_curve(model, y=None) -> "Figure":
     improved = np.flatnonzero(np.r_[True, best[1:] != best[:-1]] & np.isfinite(best))
 
     ax = axes[0]
-    ax.plot(epoch, best, color=_LINE, linewidth=2, drawstyle="steps-post", label="best reward so far")
-    ax.plot(epoch[improved], best[improved], "o", color=_LINE, markersize=4,
-            label="new best expression")
+    ax.plot(
+        epoch, best, color=_LINE, linewidth=2, drawstyle="steps-post", label="best reward so far"
+    )
+    ax.plot(
+        epoch[improved], best[improved], "o", color=_LINE, markersize=4, label="new best expression"
+    )
     ax.set_ylabel(f"reward ({getattr(model, 'reward', 'bic')})")
     ax.set_title("Learning curve")
     ax.grid(True, alpha=0.3)
@@ -218,8 +318,14 @@ def plot_learning_curve(model, y=None) -> "Figure":
 
     if r2 is not None:
         ax = axes[1]
-        ax.plot(epoch, r2, color=_SECOND, linewidth=2, drawstyle="steps-post",
-                label=f"R² of the best expression (final {r2[-1]:.6f})")
+        ax.plot(
+            epoch,
+            r2,
+            color=_SECOND,
+            linewidth=2,
+            drawstyle="steps-post",
+            label=f"R² of the best expression (final {r2[-1]:.6f})",
+        )
         ax.plot(epoch[improved], r2[improved], "o", color=_SECOND, markersize=4)
         finite = r2[np.isfinite(r2)]
         if finite.size:
@@ -235,7 +341,9 @@ def plot_learning_curve(model, y=None) -> "Figure":
 
 
 # ---------------------------------------------------------- predicted vs true
-def plot_predicted_vs_true(model, X, y, ax: "Axes | None" = None, title: str | None = None) -> "Figure":
+def plot_predicted_vs_true(
+    model, X, y, ax: "Axes | None" = None, title: str | None = None
+) -> "Figure":
     """Predictions of the chosen formula against the true targets.
 
     Parameters
@@ -261,8 +369,14 @@ def plot_predicted_vs_true(model, X, y, ax: "Axes | None" = None, title: str | N
     values = np.concatenate([y, pred[ok]])
     lo, hi = float(values.min()), float(values.max())
     pad = 0.04 * (hi - lo if hi > lo else 1.0)
-    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="0.3", linewidth=1, linestyle="--",
-            label="y = ŷ")
+    ax.plot(
+        [lo - pad, hi + pad],
+        [lo - pad, hi + pad],
+        color="0.3",
+        linewidth=1,
+        linestyle="--",
+        label="y = ŷ",
+    )
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_ylim(lo - pad, hi + pad)
     ax.set_aspect("equal", adjustable="box")
@@ -273,8 +387,15 @@ def plot_predicted_vs_true(model, X, y, ax: "Axes | None" = None, title: str | N
     note = f"R² = {r2:.6f}   n = {ok.sum()}"
     if not ok.all():
         note += f"\n{(~ok).sum()} NaN predictions (outside the formula's domain) not shown"
-    ax.text(0.03, 0.97, note, transform=ax.transAxes, va="top", fontsize=8.5,
-            bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"))
+    ax.text(
+        0.03,
+        0.97,
+        note,
+        transform=ax.transAxes,
+        va="top",
+        fontsize=8.5,
+        bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"),
+    )
     formula = _formula_text(model.expression_, 4)
     ax.set_title(title if title is not None else _short(f"ŷ = {formula}", 60), fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
@@ -289,7 +410,9 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------------- all
-def save_all(model, X, y, folder: str | Path, dpi: int = 150, y_train: Any = None) -> dict[str, Path]:
+def save_all(
+    model, X, y, folder: str | Path, dpi: int = 150, y_train: Any = None
+) -> dict[str, Path]:
     """Write the three plots as PNG files into ``folder`` (created if needed).
 
     Parameters

@@ -11,7 +11,7 @@ where ``PE`` is the paper's dual-indexed encoding DPE(d, h) of node ``t``
 is (1, 1/2)) or, for the "Drop DPE" ablation, the 1-D sinusoid of the BFS
 index ``t``.  The same place is used when sampling and when re-scoring.
 
-Frequency-domain attention (paper eq. 10–12).  A fixed orthonormal DCT-II
+Frequency-domain attention (paper eq. 7–9).  A fixed orthonormal DCT-II
 matrix ``C`` (E × E) acts along the EMBEDDING axis of every position
 independently: ``Ĥ = H C[:M]ᵀ`` keeps the ``M`` lowest-frequency coefficients of
 each node's E-dim vector, the decoder layers run in those M dims, and
@@ -49,7 +49,7 @@ POSITION_ENCODINGS = ("dpe", "1d")
 
 
 def dct_matrix(n: int) -> torch.Tensor:
-    """Orthonormal DCT-II matrix ``C[k, m] = α_k cos(π (m + ½) k / n)`` (paper eq. 10)."""
+    """Orthonormal DCT-II matrix ``C[k, m] = α_k cos(π (m + ½) k / n)`` (paper eq. 7)."""
     k = torch.arange(n, dtype=torch.float64).unsqueeze(1)
     m = torch.arange(n, dtype=torch.float64).unsqueeze(0)
     c = torch.cos(math.pi * (m + 0.5) * k / n) * math.sqrt(2.0 / n)

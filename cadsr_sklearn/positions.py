@@ -19,8 +19,12 @@ slot. Two encodings turn a place into ``E`` channels:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
+
+if TYPE_CHECKING:  # torch loads lazily: expressions and constants do not need it
+    import torch
 
 __all__ = [
     "first_children",
@@ -84,6 +88,8 @@ def tree_positions(arities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _sinusoid(values: torch.Tensor, n_channels: int, base: float, scale: float) -> torch.Tensor:
     """Interleaved sin/cos of ``values / base^(scale·i/E)`` for ``n_channels`` channels."""
+    import torch
+
     pair = torch.arange(n_channels, device=values.device) // 2
     inv_freq = base ** (-scale * pair.to(values.dtype))
     angles = values.unsqueeze(-1) * inv_freq  # (..., n_channels)
@@ -98,6 +104,8 @@ def dual_indexed_encoding(
     depth_channels = (embedding_dim + 1) // 2
     width_channels = embedding_dim - depth_channels
     scale = 4.0 / embedding_dim  # the paper's exponent 4i/E
+    import torch
+
     dtype = torch.get_default_dtype()
     d = _sinusoid(depth.to(dtype), depth_channels, 10000.0, scale)
     h = _sinusoid(horizontal.to(dtype), width_channels, 10.0, scale)
@@ -106,5 +114,7 @@ def dual_indexed_encoding(
 
 def sequence_encoding(index: torch.Tensor, embedding_dim: int) -> torch.Tensor:
     """Standard sinusoidal encoding of the BFS index.  Shapes: (...) → (..., E)."""
+    import torch
+
     index = index.to(torch.get_default_dtype())
     return _sinusoid(index, embedding_dim, 10000.0, 2.0 / embedding_dim)

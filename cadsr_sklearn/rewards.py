@@ -7,7 +7,7 @@ scores ``-inf``, the worst possible reward; :func:`rank_weights` gives it weight
 
 Rewards
 -------
-``"bic"`` (the paper's, eq. BIC)
+``"bic"`` (the paper's, eq. 10)
     R(τ) = −BIC(τ) = −[k ln S − 2 ln p(τ)], with k = nodes + constants
     (:attr:`Expression.complexity`), S rows and a Gaussian (or Student-t)
     likelihood of the residuals. The variance σ² is either the variance of the
@@ -361,7 +361,7 @@ def make_reward(
 def rank_weights(
     rewards: np.ndarray, alpha: float, batch_size: int, lam: float = 0.2
 ) -> np.ndarray:
-    """The step-wise rank mapping f of eq. (7).
+    """The step-wise rank mapping f of eq. (11).
 
     f(τ) = λ · ReLU(1 − |{τ' : R(τ') > R(τ)}| / (α·B/100)), counted over the whole
     set passed in (e.g. memory plus new samples). Ties share a weight (only

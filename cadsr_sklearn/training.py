@@ -1,14 +1,14 @@
-"""Algorithm 1 of the paper: the CADSR epoch loop.
+"""Appendix Algorithm 4 of the paper: the CADSR epoch loop.
 
-Each epoch (appendix Algorithm 1, eq. 7–9):
+Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
 
 1. θ_old ← θ; every ``G`` epochs θ_ref ← θ.
-2. Sample B unique expressions, fit their constants (Levenberg–Marquardt) and
-   score them with the reward (BIC by default).
+2. Sample B unique expressions (appendix Algorithm 1), fit their constants
+   (Levenberg–Marquardt) and score them with the reward (BIC, eq. 10).
 3. Keep the top α % of the batch and merge it with the replay buffer of the
    historically best expressions (deduplicated by key).
-4. Map rewards to ranks, eq. (7): f(τ) = λ·ReLU(1 − #{τ' : R(τ') > R(τ)} / (αB/100)).
-5. Take ``C`` Adam steps on the GRPO objective, eq. (8)–(9): the clipped ratio
+4. Map rewards to ranks, eq. (11): f(τ) = λ·ReLU(1 − #{τ' : R(τ') > R(τ)} / (αB/100)).
+5. Take ``C`` Adam steps on the GRPO objective, eq. (13): the clipped ratio
    against the sampling policy θ_old, minus β·KL to the reference policy, plus
    the entropy bonus λ_H·H.
 6. Update the best expression τ*, the hall of fame and the replay buffer.
@@ -53,7 +53,7 @@ class TrainingConfig:
     entropy_coef: float = 0.005  # λ_H
     steps_per_epoch: int = 5  # C
     ref_update_every: int = 5  # G
-    policy: str = "grpo"  # or "risk_seeking" (eq. 2 weights replaced by eq. 7, one step, no GRPO)
+    policy: str = "grpo"  # or "risk_seeking" (eq. 12: rank weights, one step, no GRPO)
     max_time: float | None = None
     max_evaluations: int | None = None
     tol: float = 1e-12
@@ -79,7 +79,12 @@ class Candidate:
 
 
 class HallOfFame:
-    """Best expression at each complexity; its Pareto front is what users choose from."""
+    """Best expression at each complexity; its Pareto front is what users choose from.
+
+    Within a complexity the highest reward wins, first come first kept, the same
+    rule that picks τ*: so τ* always holds its slot, even when another form of it
+    differs only by round-off in the loss.
+    """
 
     def __init__(self) -> None:
         self.by_complexity: dict[int, Candidate] = {}
@@ -89,16 +94,24 @@ class HallOfFame:
             if not math.isfinite(cand.reward):
                 continue
             best = self.by_complexity.get(cand.complexity)
-            if best is None or cand.loss < best.loss:
+            if best is None or cand.reward > best.reward:
                 self.by_complexity[cand.complexity] = cand
 
-    def pareto_front(self) -> list[Candidate]:
-        """Candidates whose loss is lower than that of every simpler candidate."""
+    def pareto_front(self, keep: Candidate | None = None) -> list[Candidate]:
+        """Candidates whose loss is lower than that of every simpler candidate.
+
+        ``keep`` (τ*) is always included: with the BIC it is on the front anyway,
+        but the ablation rewards (SPL counts multiplications) can prefer a
+        formula that a simpler one beats on loss.
+        """
         front: list[Candidate] = []
         for k in sorted(self.by_complexity):
             cand = self.by_complexity[k]
             if not front or cand.loss < front[-1].loss:
                 front.append(cand)
+        if keep is not None and all(c.expression.key != keep.expression.key for c in front):
+            front.append(keep)
+            front.sort(key=lambda c: c.complexity)
         return front
 
 
@@ -149,7 +162,7 @@ def grpo_loss(
     ref_log_dist: torch.Tensor,
     config: TrainingConfig,
 ) -> tuple[torch.Tensor, dict]:
-    """Negative of eq. (9) minus the entropy bonus, with its diagnostics.
+    """Negative of eq. (13) minus the entropy bonus, with its diagnostics.
 
     ``weights`` are the rank-mapped rewards f(τ_i) (N,); ``old_log_probs`` the
     per-token log-probabilities under θ_old (N, T); ``ref_log_dist`` the masked
@@ -159,11 +172,11 @@ def grpo_loss(
     valid = batch.valid  # (N, T)
     log_dist = masked_log_softmax(policy, batch)  # (N, T, V)
     log_probs = token_log_probs(log_dist, batch)  # (N, T)
-    ratio = torch.exp(log_probs - old_log_probs)  # g_ij, eq. (8)
+    ratio = torch.exp(log_probs - old_log_probs)  # g(τ_i, j), the ratio inside Ĵ
     clipped = ratio.clamp(1.0 - config.epsilon, 1.0 + config.epsilon)
     f = weights.unsqueeze(-1)  # (N, 1)
     surrogate = torch.minimum(f * ratio, f * clipped) * valid  # f ≥ 0, so min(g, clip g)·f
-    kl_ref = masked_kl(log_dist, ref_log_dist, batch.masks)  # eq. (9): KL[p_θ ‖ p_ref]
+    kl_ref = masked_kl(log_dist, ref_log_dist, batch.masks)  # eq. (13): KL[p_θ ‖ p_ref]
     entropy = masked_entropy(log_dist, batch.masks)
     objective = scale * (surrogate.sum() - config.beta * kl_ref.sum())
     entropy_bonus = scale * entropy.sum()
@@ -186,7 +199,7 @@ def grpo_loss(
 def risk_seeking_loss(
     policy: Policy, batch: Batch, weights: torch.Tensor, config: TrainingConfig
 ) -> tuple[torch.Tensor, dict]:
-    """The "Drop GRPO" ablation: eq. (8) without ratio, clipping or KL."""
+    """The "Drop GRPO" ablation: the rank-weighted risk-seeking gradient, eq. (12)."""
     scale = 100.0 / (config.alpha * config.batch_size)
     log_dist = masked_log_softmax(policy, batch)
     log_probs = token_log_probs(log_dist, batch)
@@ -213,7 +226,7 @@ def run_search(
     generator: torch.Generator,
     on_epoch: Callable[[dict, Candidate | None], None] | None = None,
 ) -> SearchResult:
-    """Run Algorithm 1 until a stopping rule fires; Ctrl-C stops it cleanly."""
+    """Run appendix Algorithm 4 until a stopping rule fires; Ctrl-C stops it cleanly."""
     # The budget's clock starts before the optimizer: the first Adam of a process
     # imports torch._dynamo, which takes seconds on a slow machine.
     start = time.perf_counter()
@@ -251,7 +264,7 @@ def run_search(
             improved = False
             diagnostics: dict = {}
             if members:
-                # 4. eq. (7): rank-based reward mapping over the merged set
+                # 4. eq. (11): rank-based reward mapping over the merged set
                 merged_rewards = np.array([c.reward for c in members])
                 weights = rank_weights(merged_rewards, config.alpha, config.batch_size, config.lam)
                 train_batch = Batch.concat(
@@ -261,7 +274,7 @@ def run_search(
                 )
                 w = torch.as_tensor(weights, dtype=torch.get_default_dtype(), device=train_batch.tokens.device)
 
-                # 5. C gradient steps on eq. (9) (or one step of the risk-seeking ablation)
+                # 5. C gradient steps on eq. (13) (or one step of the risk-seeking ablation)
                 diagnostics = _policy_update(
                     policy, old_policy, ref_policy, optimizer, train_batch, w, config
                 )

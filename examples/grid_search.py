@@ -34,9 +34,9 @@ pipeline = make_pipeline(
 grid = GridSearchCV(
     pipeline,
     param_grid={
-        "cadsrregressor__alpha": [5.0, 20.0],      # risk-seeking percentage α
-        "cadsrregressor__beta": [0.01, 0.1],       # KL weight β
-        "cadsrregressor__epsilon": [0.1, 0.2],     # trust-region half-width ε
+        "cadsrregressor__alpha": [5.0, 20.0],  # risk-seeking percentage α
+        "cadsrregressor__beta": [0.01, 0.1],  # KL weight β
+        "cadsrregressor__epsilon": [0.1, 0.2],  # trust-region half-width ε
     },
     cv=KFold(n_splits=2, shuffle=True, random_state=0),
     scoring="r2",
@@ -47,6 +47,8 @@ print("best parameters:", grid.best_params_)
 print(f"best cross-validated R²: {grid.best_score_:.4f}")
 best = grid.best_estimator_[-1]
 print("formula of the refitted best model:", best.expression_)
-for params, score in zip(grid.cv_results_["params"], grid.cv_results_["mean_test_score"]):
+for params, score in zip(
+    grid.cv_results_["params"], grid.cv_results_["mean_test_score"], strict=True
+):
     short = {k.split("__")[1]: v for k, v in params.items()}
     print(f"  {short}  R² = {score:.4f}")

@@ -15,12 +15,16 @@ import numpy as np
 from cadsr_sklearn import CADSRRegressor
 
 QUICK = os.environ.get("CADSR_EXAMPLES_QUICK") == "1"
-BUDGET = dict(n_epochs=2, batch_size=32, ff_dim=64) if QUICK else dict(max_time=9.0, batch_size=250, learning_rate=1e-3)
+BUDGET = (
+    dict(n_epochs=2, batch_size=32, ff_dim=64)
+    if QUICK
+    else dict(max_time=9.0, batch_size=250)
+)
 
 rng = np.random.default_rng(1)
 X = rng.uniform(-2, 2, size=(400, 2))
 y_true = 1.5 * X[:, 0] + X[:, 1] ** 2
-noise = 0.10 * np.sqrt(np.mean(y_true**2))        # 10 % of the RMS of y
+noise = 0.10 * np.sqrt(np.mean(y_true**2))  # 10 % of the RMS of y
 y = y_true + rng.normal(0, noise, size=len(y_true))
 X_train, y_train, X_test, y_test = X[:300], y[:300], X[300:], y_true[300:]
 
@@ -31,6 +35,8 @@ for reward in ("bic", "nrmse"):
     print(f"reward={reward!r}")
     print(f"  formula:     {model.expression_}")
     print(f"  complexity:  {model.best_expression_.complexity}")
-    print(f"  R² (train):  {model.score(X_train, y_train):.4f}   (noise caps it near "
-          f"{1 - noise**2 / np.var(y_train):.4f})")
+    print(
+        f"  R² (train):  {model.score(X_train, y_train):.4f}   (noise caps it near "
+        f"{1 - noise**2 / np.var(y_train):.4f})"
+    )
     print(f"  R² (test, noise-free): {model.score(X_test, y_test):.4f}\n")

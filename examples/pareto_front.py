@@ -15,7 +15,11 @@ import numpy as np
 from cadsr_sklearn import CADSRRegressor
 
 QUICK = os.environ.get("CADSR_EXAMPLES_QUICK") == "1"
-BUDGET = dict(n_epochs=2, batch_size=32, ff_dim=64) if QUICK else dict(max_time=15.0, batch_size=250, learning_rate=1e-3)
+BUDGET = (
+    dict(n_epochs=2, batch_size=32, ff_dim=64)
+    if QUICK
+    else dict(max_time=15.0, batch_size=250)
+)
 
 rng = np.random.default_rng(0)
 X = rng.uniform(0.5, 3, size=(400, 2))
@@ -40,7 +44,9 @@ front = front.assign(val_mse=val_mse)
 best = front["val_mse"].min()
 choice = front[front["val_mse"] <= 1.01 * best].sort_values("complexity").iloc[0]
 print(f"\nsimplest within 1 % of the best validation MSE ({best:.4g}):")
-print(f"  k = {choice['complexity']}: {choice['equation']}  (validation MSE {choice['val_mse']:.4g})")
+print(
+    f"  k = {choice['complexity']}: {choice['equation']}  (validation MSE {choice['val_mse']:.4g})"
+)
 
 # predict with the chosen formula (the estimator itself always uses expression_)
 y_hat = choice["expression"].evaluate(X_val)

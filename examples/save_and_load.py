@@ -19,7 +19,11 @@ import sympy
 from cadsr_sklearn import CADSRRegressor
 
 QUICK = os.environ.get("CADSR_EXAMPLES_QUICK") == "1"
-BUDGET = dict(n_epochs=2, batch_size=32, ff_dim=64) if QUICK else dict(max_time=8.0, batch_size=250, learning_rate=1e-3)
+BUDGET = (
+    dict(n_epochs=2, batch_size=32, ff_dim=64)
+    if QUICK
+    else dict(max_time=8.0, batch_size=250)
+)
 
 rng = np.random.default_rng(0)
 X = rng.uniform(-1, 1, size=(200, 2))
@@ -32,7 +36,7 @@ with tempfile.TemporaryDirectory() as folder:
     path = Path(folder) / "model.joblib"
     joblib.dump(model, path)
     print(f"saved {path.stat().st_size / 1024:.0f} KiB")
-    loaded = joblib.load(path)      # only for files you trust!
+    loaded = joblib.load(path)  # only for files you trust!
 
 assert np.array_equal(loaded.predict(X), model.predict(X), equal_nan=True)
 print("loaded model predicts the same:", loaded.expression_)
@@ -40,12 +44,14 @@ print("fitted with cadsr-sklearn", loaded.version_, "on", loaded.device_)
 
 # the safe way to share a result: the formula as text
 text = str(model.expression_)
-formula = sympy.sympify(text)                      # parse it back anywhere
-x0, x1 = sympy.symbols("x0 x1")                    # the names of NumPy columns
+formula = sympy.sympify(text)  # parse it back anywhere
+x0, x1 = sympy.symbols("x0 x1")  # the names of NumPy columns
 f = sympy.lambdify((x0, x1), formula, "numpy")
 with np.errstate(all="ignore"):
     again = np.broadcast_to(f(X[:, 0], X[:, 1]), len(X))
 print("shared formula:", text)
-print("re-evaluated from the text, max difference:", float(np.max(np.abs(again - model.predict(X)))))
+print(
+    "re-evaluated from the text, max difference:", float(np.max(np.abs(again - model.predict(X))))
+)
 print("LaTeX:", model.latex())
 print("the same expression in the CLI:  cadsr show model.joblib")

@@ -25,7 +25,9 @@ def data_csv(tmp_path_factory) -> Path:
     rng = np.random.default_rng(0)
     X = rng.uniform(0.5, 2.0, size=(60, 2))
     path = tmp_path_factory.mktemp("data") / "data.csv"
-    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": 2.0 * X[:, 0] + X[:, 1] ** 2}).to_csv(path, index=False)
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": 2.0 * X[:, 0] + X[:, 1] ** 2}).to_csv(
+        path, index=False
+    )
     return path
 
 
@@ -49,10 +51,19 @@ def test_demo_prints_formula_front_and_writes_plots(tmp_path, capsys):
     plots = tmp_path / "plots"
     assert main(["demo", "--plots", str(plots), *TINY]) == 0
     out = capsys.readouterr().out
-    for text in ("Discovered formula", "LaTeX:", "Test R²:", "Complexity:", "Pareto front", "Recovered:"):
+    for text in (
+        "Discovered formula",
+        "LaTeX:",
+        "Test R²:",
+        "Complexity:",
+        "Pareto front",
+        "Recovered:",
+    ):
         assert text in out
     assert sorted(p.name for p in plots.iterdir()) == [
-        "learning_curve.png", "pareto_front.png", "predicted_vs_true.png"
+        "learning_curve.png",
+        "pareto_front.png",
+        "predicted_vs_true.png",
     ]
 
 
@@ -97,8 +108,23 @@ def test_fit_show_predict_round_trip(model_file, data_csv, tmp_path, capsys):
 def test_fit_with_operators_and_plots(data_csv, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out = tmp_path / "m.joblib"
-    code = main(["fit", str(data_csv), "--target", "y", "--binary", "add", "mul", "--unary",
-                 "--plots", str(tmp_path / "p"), "--out", str(out), *TINY])
+    code = main(
+        [
+            "fit",
+            str(data_csv),
+            "--target",
+            "y",
+            "--binary",
+            "add",
+            "mul",
+            "--unary",
+            "--plots",
+            str(tmp_path / "p"),
+            "--out",
+            str(out),
+            *TINY,
+        ]
+    )
     assert code == 0
     import joblib
 
@@ -170,6 +196,21 @@ def test_usage_errors_return_2(argv, capsys):
     assert "usage: cadsr" in capsys.readouterr().err
 
 
+def test_ctrl_c_before_the_first_formula_exits_130(data_csv, tmp_path, capsys, monkeypatch):
+    from cadsr_sklearn import CADSRRegressor
+
+    def interrupted(self, X, y):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CADSRRegressor, "fit", interrupted)
+    assert (
+        main(["fit", str(data_csv), "--target", "y", "--out", str(tmp_path / "m.joblib"), *TINY])
+        == 130
+    )
+    assert capsys.readouterr().err.strip() == "cadsr: interrupted"
+    assert not (tmp_path / "m.joblib").exists()
+
+
 def test_bench_is_registered(capsys):
     assert main(["bench", "--help"]) == 0
     assert "usage: cadsr bench" in capsys.readouterr().out
@@ -178,13 +219,23 @@ def test_bench_is_registered(capsys):
 # ---------------------------------------------------- entry points (processes)
 def test_python_m_and_console_script():
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    done = subprocess.run([sys.executable, "-m", "cadsr_sklearn", "--version"], capture_output=True,
-                          text=True, env=env, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "cadsr_sklearn", "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert done.returncode == 0 and __version__ in done.stdout
     script = Path(sys.executable).with_name("cadsr")
     if not script.exists():
         pytest.skip("the cadsr console script is not installed next to this Python")
-    done = subprocess.run([str(script), "fit", "no-such.csv", "--target", "y"], capture_output=True,
-                          text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [str(script), "fit", "no-such.csv", "--target", "y"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.strip() == "cadsr: error: no-such.csv: no such file"

@@ -28,7 +28,8 @@ for path in sys.argv[1:]:
             runpy.run_path(path, run_name="__main__")
         results[os.path.basename(path)] = {"ok": True, "out": out.getvalue()}
     except BaseException:
-        results[os.path.basename(path)] = {"ok": False, "out": out.getvalue(), "error": traceback.format_exc()}
+        error = traceback.format_exc()
+        results[os.path.basename(path)] = {"ok": False, "out": out.getvalue(), "error": error}
 print("@@RESULTS@@" + json.dumps(results))
 """
 
@@ -40,11 +41,15 @@ def results(tmp_path_factory) -> dict:
     env = dict(os.environ, CADSR_EXAMPLES_QUICK="1", MPLBACKEND="Agg", PYTHONWARNINGS="ignore")
     done = subprocess.run(
         [sys.executable, "-c", _DRIVER, *(str(EXAMPLES / s) for s in SCRIPTS)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     marker = done.stdout.rfind("@@RESULTS@@")
     assert marker >= 0, f"the example driver crashed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    return json.loads(done.stdout[marker + len("@@RESULTS@@"):])
+    return json.loads(done.stdout[marker + len("@@RESULTS@@") :])
 
 
 def test_there_are_examples():

@@ -16,8 +16,15 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from cadsr_sklearn import CADSRRegressor, Expression, plotting  # noqa: E402
 
-SMALL = dict(batch_size=64, n_epochs=4, ff_dim=64, max_length=16, learning_rate=1e-3, device="cpu",
-             random_state=0)
+SMALL = dict(
+    batch_size=64,
+    n_epochs=4,
+    ff_dim=64,
+    max_length=16,
+    learning_rate=1e-3,
+    device="cpu",
+    random_state=0,
+)
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +44,27 @@ def test_pareto_front_marks_the_chosen_model(fitted):
     assert "complexity" in ax.get_xlabel() and "loss" in ax.get_ylabel()
     stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
     assert len(stars) == 1
-    chosen = [row for row in model.equations_.to_dict("records") if row["selected"]][0]
+    chosen = [row for row in plotting.front_rows(model) if row["selected"]][0]
     assert stars[0].get_xdata()[0] == chosen["complexity"]
     assert stars[0].get_ydata()[0] == pytest.approx(chosen["loss"])
     labels = {t.get_text() for t in ax.texts}
-    assert any(plotting._formula_text(chosen["equation"], 3)[:12] in text for text in labels)
+    assert any(plotting._formula_text(chosen["equation"], 4)[:12] in text for text in labels)
+
+
+def test_front_rows_always_contain_the_chosen_formula(fitted):
+    model, _, _ = fitted
+    rows = plotting.front_rows(model)
+    assert [r["complexity"] for r in rows] == sorted(r["complexity"] for r in rows)
+    assert sum(r["selected"] for r in rows) == 1
+    # an equivalent formula of the same size on the front instead of the chosen one
+    other = copy.deepcopy(model)
+    other.equations_ = other.equations_.assign(selected=False)
+    rows = plotting.front_rows(other)
+    (chosen,) = [r for r in rows if r["selected"]]
+    assert chosen["equation"] == model.expression_
+    assert chosen["complexity"] == model.best_expression_.complexity
+    assert chosen["loss"] == model.history_[-1]["best_loss"]
+    assert len({r["complexity"] for r in rows}) == len(rows)
 
 
 def test_learning_curve_reward_and_r2(fitted):
@@ -73,8 +96,9 @@ def test_predicted_vs_true_reports_r2_and_nan(fitted):
 
     # a formula undefined on part of the data: log(x0) with some x0 < 0
     broken = copy.deepcopy(model)
-    broken.best_expression_ = Expression.from_names(["log", "x0"], model.best_expression_.library,
-                                                    order="prefix")
+    broken.best_expression_ = Expression.from_names(
+        ["log", "x0"], model.best_expression_.library, order="prefix"
+    )
     broken.expression_ = broken.best_expression_.to_sympy()
     X_neg = X.copy()
     X_neg[:5, 0] = -1.0

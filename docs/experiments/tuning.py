@@ -27,13 +27,18 @@ from cadsr_sklearn.benchmarks.metrics import is_symbolic_solution, r2_score
 # paper's (batch 1000, l = 1e-4, tuned for 600 epochs), and the profile-likelihood
 # BIC; the rows below change one thing at a time.
 BASELINE = dict(
-    alpha=5.0, beta=0.01, epsilon=0.2, entropy_coef=0.005, batch_size=250,
-    learning_rate=1e-3, bic_variance="mle",
+    alpha=5.0,
+    beta=0.01,
+    epsilon=0.2,
+    entropy_coef=0.005,
+    batch_size=250,
+    learning_rate=1e-3,
+    bic_variance="mle",
 )
-PACKAGE_DEFAULTS = dict(batch_size=1000, learning_rate=1e-4, bic_variance="target")
+PAPER_SETTINGS = dict(batch_size=1000, learning_rate=1e-4, bic_variance="target")
 VARIATIONS = [
     ("baseline", None),
-    ("defaults", "package"),  # batch 1000, l = 1e-4, bic_variance="target"
+    ("paper_settings", "batch 1000, lr 1e-4, bic target"),
     ("bic_variance", "target"),
     ("alpha", 1.0),
     ("alpha", 20.0),
@@ -63,8 +68,8 @@ def run_one(problem_name: str, seed: int, knob: str, value, max_time: float, n_t
     if knob == "operators":
         params.pop("binary_operators")
         params.pop("unary_operators")
-    elif knob == "defaults":
-        params.update(PACKAGE_DEFAULTS)
+    elif knob == "paper_settings":
+        params.update(PAPER_SETTINGS)
     elif knob != "baseline":
         params[knob] = value
     start = time.perf_counter()
@@ -96,12 +101,18 @@ def run_one(problem_name: str, seed: int, knob: str, value, max_time: float, n_t
 def summarize(path: Path) -> None:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     problems = sorted({r["problem"] for r in rows})
-    print(f"{'setting':22s}" + "".join(f"{p:>28s}" for p in problems) + f"{'all: solved':>13s}{'median epochs':>15s}")
+    print(
+        f"{'setting':34s}"
+        + "".join(f"{p:>28s}" for p in problems)
+        + f"{'all: solved':>13s}{'median epochs':>15s}"
+    )
     for knob, value in VARIATIONS:
         label = "baseline" if knob == "baseline" else f"{knob}={value}"
         cells, n_solved, n_all, epochs = [], 0, 0, []
         for p in problems:
-            sel = [r for r in rows if r["problem"] == p and r["knob"] == knob and r["value"] == value]
+            sel = [
+                r for r in rows if r["problem"] == p and r["knob"] == knob and r["value"] == value
+            ]
             if not sel:
                 cells.append(f"{'-':>28s}")
                 continue
@@ -113,17 +124,30 @@ def summarize(path: Path) -> None:
             r2 = np.median([r["r2_test"] for r in sel])
             tt = f"{np.median(t):.0f}s" if t else "-"
             cells.append(f"{s}/{len(sel)} solved, {tt}, R² {r2:.4f}".rjust(28))
-        print(f"{label:22s}" + "".join(cells) + f"{n_solved:>8d}/{n_all:<4d}{np.median(epochs) if epochs else 0:>15.0f}")
+        print(
+            f"{label:34s}"
+            + "".join(cells)
+            + f"{n_solved:>8d}/{n_all:<4d}{np.median(epochs) if epochs else 0:>15.0f}"
+        )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--problems", nargs="+", default=["Nguyen-5", "Nguyen-6"])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--max-time", type=float, default=20.0)
-    parser.add_argument("--n-train", type=int, default=200, help="training rows (the suites' own 20 are too few for the BIC; see the tuning guide)")
+    parser.add_argument(
+        "--n-train",
+        type=int,
+        default=200,
+        help="training rows (the suites' own 20 are too few for the BIC; see the tuning guide)",
+    )
     parser.add_argument("--out", type=Path, default=Path("tuning_results.jsonl"))
-    parser.add_argument("--summary", type=Path, default=None, help="only print the table of a results file")
+    parser.add_argument(
+        "--summary", type=Path, default=None, help="only print the table of a results file"
+    )
     args = parser.parse_args()
     if args.summary:
         summarize(args.summary)
