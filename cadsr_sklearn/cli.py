@@ -384,7 +384,8 @@ def _cmd_fit(args) -> int:
     seconds = time.perf_counter() - start
     print()
     _print_formula(model)
-    print(f"Training R²: {model.score(X, y):.6f}")
+    if len(y) > 1:  # R² needs at least two rows
+        print(f"Training R²: {model.score(X, y):.6f}")
     _print_run(model, seconds)
     _print_front(model)
     joblib.dump(model, args.out)

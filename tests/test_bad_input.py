@@ -292,8 +292,6 @@ def test_cli_predict_and_show_reject(tmp_path, fitted):
         assert code == 2 and len(lines) == 1 and match in lines[0], (argv, err)
 
 
-@pytest.mark.xfail(strict=True, reason="reported: `cadsr fit` on one row prints sklearn's "
-                   "UndefinedMetricWarning from the training R² (exit 0)")
 def test_cli_one_row_is_a_clean_error_or_a_clean_fit(tmp_path):
     argv = ["fit", _csv(tmp_path, "one.csv", "a,y\n1,2\n"), "--target", "y", "--out", str(tmp_path / "m.joblib"),
             "--epochs", "1", "--batch-size", "16"]

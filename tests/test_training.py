@@ -1,0 +1,111 @@
+"""The GRPO objective (eq. 13), its ablation (eq. 12) and the hall of fame."""
+
+import copy
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from cadsr_sklearn.constraints import Constraints
+from cadsr_sklearn.expression import Expression
+from cadsr_sklearn.library import Library
+from cadsr_sklearn.policy import Policy
+from cadsr_sklearn.rewards import rank_weights
+from cadsr_sklearn.sampler import Sampler, masked_log_softmax, token_log_probs
+from cadsr_sklearn.training import (
+    Candidate,
+    HallOfFame,
+    TrainingConfig,
+    grpo_loss,
+    risk_seeking_loss,
+)
+
+
+@pytest.fixture()
+def setup():
+    torch.manual_seed(0)
+    library = Library(2)
+    policy = Policy(len(library), max_length=16, ff_dim=32)
+    with torch.no_grad():  # move away from the near-uniform start so gradients are informative
+        for p in policy.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    sampler = Sampler(policy, library, Constraints(library, max_length=16))
+    batch = sampler.sample(40, torch.Generator().manual_seed(1))
+    rewards = np.random.default_rng(2).normal(size=40)
+    config = TrainingConfig(batch_size=40, alpha=25.0, beta=0.0, entropy_coef=0.0, epsilon=0.2)
+    weights = torch.as_tensor(rank_weights(rewards, config.alpha, config.batch_size, config.lam),
+                              dtype=torch.float32)
+    return policy, batch, weights, config
+
+
+def _grads(policy, loss):
+    policy.zero_grad()
+    loss.backward()
+    return torch.cat([p.grad.flatten() for p in policy.parameters() if p.grad is not None])
+
+
+def test_grpo_gradient_at_the_sampling_policy_is_the_rank_weighted_policy_gradient(setup):
+    # At θ = θ_old the ratio is 1 and ∇g = ∇log p, so eq. (13) with β = 0 reduces to eq. (12).
+    policy, batch, weights, config = setup
+    with torch.no_grad():
+        old = token_log_probs(masked_log_softmax(policy, batch), batch)
+        ref = masked_log_softmax(policy, batch)
+    grpo, info = grpo_loss(policy, batch, weights, old, ref, config)
+    g_grpo = _grads(policy, grpo)
+    plain, _ = risk_seeking_loss(policy, batch, weights, config)
+    g_plain = _grads(policy, plain)
+    assert g_plain.abs().max() > 0
+    torch.testing.assert_close(g_grpo, g_plain, rtol=1e-4, atol=1e-7)
+    assert info["approx_kl"] == pytest.approx(0.0, abs=1e-6)
+    assert info["clip_fraction"] == 0.0
+    assert info["kl_ref"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_ratios_above_the_trust_region_give_no_gradient(setup):
+    # Positive advantages: min(g, clip(g, 1±ε)) is flat once g > 1 + ε.
+    policy, batch, weights, config = setup
+    with torch.no_grad():
+        old = token_log_probs(masked_log_softmax(policy, batch), batch) - 1.0  # g = e > 1.2
+        ref = masked_log_softmax(policy, batch)
+    loss, info = grpo_loss(policy, batch, weights, old, ref, config)
+    assert _grads(policy, loss).abs().max() == 0
+    assert info["clip_fraction"] > 0.9
+
+
+def test_kl_penalty_pulls_towards_the_reference(setup):
+    policy, batch, weights, config = setup
+    ref_policy = copy.deepcopy(policy)
+    with torch.no_grad():
+        for p in ref_policy.parameters():
+            p.add_(0.2 * torch.randn_like(p))
+        old = token_log_probs(masked_log_softmax(policy, batch), batch)
+        ref = masked_log_softmax(ref_policy, batch)
+    zero = torch.zeros_like(weights)  # no reward signal: only the KL term acts
+    config = TrainingConfig(**{**config.__dict__, "beta": 1.0})
+    loss, info = grpo_loss(policy, batch, zero, old, ref, config)
+    assert info["kl_ref"] > 0
+    optimizer = torch.optim.SGD(policy.parameters(), lr=1e-3)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    _, after = grpo_loss(policy, batch, zero, old, ref, config)
+    assert after["kl_ref"] < info["kl_ref"]
+
+
+def _candidate(library, names, loss, reward):
+    return Candidate(Expression.from_names(names, library, order="prefix"), reward, loss)
+
+
+def test_hall_of_fame_front_and_the_chosen_formula():
+    lib = Library(1)
+    fame = HallOfFame()
+    a = _candidate(lib, ["x0"], 1.0, -10.0)  # k = 1
+    b = _candidate(lib, ["sin", "x0"], 2.0, -12.0)  # k = 2, worse loss: off the front
+    c = _candidate(lib, ["add", "x0", "x0"], 0.5, -5.0)  # k = 3
+    c_twin = _candidate(lib, ["mul", "x0", "x0"], 0.5 - 1e-17, -5.0)  # same k and reward: first kept
+    bad = _candidate(lib, ["log", "x0"], math.inf, -math.inf)
+    fame.update([a, b, c, c_twin, bad])
+    front = fame.pareto_front()
+    assert [f.expression.key for f in front] == [a.expression.key, c.expression.key]
+    assert fame.pareto_front(keep=b)[1] is b  # τ* is always listed
