@@ -14,14 +14,6 @@ LIB = Library(2, ["add", "sub", "mul", "div", "pow"],
               ["sin", "cos", "tan", "log", "exp", "sqrt", "square", "neg", "inv"])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    # These tensors are small: a second OpenMP thread only adds waiting, and on a
-    # shared 2-core machine it made this module several times slower.
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def sampler(library=LIB, favour=(), bias=3.0, seed=0, **settings):

@@ -1,9 +1,7 @@
 """Expressions: BFS/prefix/tree views, evaluation, SymPy export, complexity."""
 
-import contextlib
 import math
 import pickle
-import signal
 import warnings
 from collections import deque
 
@@ -13,6 +11,7 @@ import sympy
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from cadsr_sklearn.benchmarks._symbolic import SimplifyTimeout, time_limit
 from cadsr_sklearn.expression import (
     Expression,
     Node,
@@ -242,30 +241,6 @@ def test_evaluate_matches_a_recursive_reference_exactly(case, seed):
     np.testing.assert_array_equal(expr.evaluate(X, other), expr.with_constants(other).evaluate(X))
 
 
-class _TooSlow(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds):
-    """Raise _TooSlow after ``seconds`` of wall time (main thread, POSIX)."""
-
-    if not hasattr(signal, "setitimer"):  # not POSIX: no limit
-        yield
-        return
-
-    def stop(signum, frame):
-        raise _TooSlow
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _lambdified(expr, library, X):
     symbols = sympy.symbols([f"x{i}" for i in range(library.n_features)])
     # SymPy's assumption queries can take minutes on deep tan/tanh nests (a SymPy
@@ -273,7 +248,7 @@ def _lambdified(expr, library, X):
     try:
         with time_limit(2.0):
             exported = expr.to_sympy()
-    except _TooSlow:
+    except SimplifyTimeout:
         reject()
     fn = sympy.lambdify(symbols, exported, "numpy")
     with np.errstate(all="ignore"):

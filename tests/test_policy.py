@@ -11,14 +11,6 @@ COMBOS = [(a, p) for a in ("dct", "standard") for p in ("dpe", "1d")]
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    # These tensors are small: a second OpenMP thread only adds waiting, and on a
-    # shared 2-core machine it made this module several times slower.
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def small_policy(n_tokens=7, **kw):

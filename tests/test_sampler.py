@@ -15,14 +15,6 @@ LIB = Library(3)
 COMBOS = [(a, p) for a in ("dct", "standard") for p in ("dpe", "1d")]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    # These tensors are small: a second OpenMP thread only adds waiting, and on a
-    # shared 2-core machine it made this module several times slower.
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def make_sampler(library=LIB, seed=0, max_length=16, attention="dct", position_encoding="dpe",
