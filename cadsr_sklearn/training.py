@@ -261,7 +261,6 @@ def run_search(
             members = [candidates[i] for i in top] + replay
             result.hall_of_fame.update(candidates)
 
-            improved = False
             diagnostics: dict = {}
             if members:
                 # 4. eq. (11): rank-based reward mapping over the merged set
@@ -285,7 +284,6 @@ def run_search(
                 leader = members[int(order[0])]
                 if result.best is None or leader.reward > result.best.reward:
                     result.best = leader
-                    improved = True
                     last_improvement = epoch
 
             result.n_epochs = epoch + 1
