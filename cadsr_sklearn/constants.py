@@ -36,7 +36,7 @@ from scipy.linalg.lapack import dsyevd
 from .expression import Expression
 from .library import Library
 
-__all__ = ["ConstantFitter"]
+__all__ = ["ConstantFitter", "fit_key"]
 
 
 # --------------------------------------------------------------------------- derivatives
@@ -210,7 +210,7 @@ _STALL = (10, 1e-2)
 def _levenberg_marquardt(program: _Program, target: np.ndarray, sqrt_w, c0: np.ndarray,
                          max_nfev: int, xtol: float, ftol: float, floor: float,
                          stall: tuple[int, float] = _STALL):
-    """Minimise ½‖√w·(f(c) − y)‖² from ``c0``: (c, cost), or None if f(c0) is not finite.
+    """Minimise ½‖√w·(f(c) − y)‖² from ``c0``: (c, cost, f(c)), or None if f(c0) is not finite.
 
     Marquardt's scaled damping (A + μ·D) δ = −g on the normal equations, with D
     the running maximum of diag(A) (as MINPACK keeps its column norms) and
@@ -287,14 +287,14 @@ def _levenberg_marquardt(program: _Program, target: np.ndarray, sqrt_w, c0: np.n
                 # `window` passes. Such fits creep (constants drifting to
                 # infinity) and never reach the top of the batch.
                 if converged or (nfev > window and cost > (1.0 - stall) * history[-window - 1]):
-                    return c, cost
+                    return c, cost, val[0]
                 break
             history.append(cost)
             mu *= nu
             nu *= 2.0
             if mu > 1e20 or nfev >= max_nfev:
-                return c, cost
-    return c, cost
+                return c, cost, val[0]
+    return c, cost, val[0]
 
 
 def _scipy_lm(program: _Program, target, sqrt_w, c0, max_nfev, xtol, ftol, floor, stall=None):
@@ -318,42 +318,50 @@ def _scipy_lm(program: _Program, target, sqrt_w, c0, max_nfev, xtol, ftol, floor
     res = least_squares(fun, c0, jac=jac, method="lm", xtol=xtol, ftol=ftol, max_nfev=max_nfev)
     if not np.all(np.isfinite(res.x)) or np.any(res.fun == 1e150):
         return None
-    return res.x, float(res.cost)
+    return res.x, float(res.cost), program.values(res.x)[0]
 
 
 _SOLVERS = {"lm": _levenberg_marquardt, "scipy": _scipy_lm}
 
 
-def _fit_one(tokens, table, columns, target, sqrt_w, starts, options) -> np.ndarray | None:
-    """Best constants (BFS order) over the starting points ``starts`` (r, p), or None.
+def _fit_one(tokens, table, columns, target, sqrt_w, starts, options):
+    """Best constants over the starting points ``starts`` (r, p), or None.
 
-    If the first start gives non-finite output, all ones is tried next: a
-    negative base under ``pow`` is finite only at an integer exponent, and 1 is
-    the one integer every init scheme is centred on.
+    Returns ``(constants, output)``: the constants in BFS order and the
+    expression's output at them on the fitting rows (``(n,)``, or a scalar for a
+    variable-free expression), computed on the way, so the caller need not
+    evaluate the expression again on those rows.
+
+    If the first start gives non-finite output and the expression holds a
+    ``pow``, all ones is tried next: a negative base under ``pow`` is finite only
+    at an integer exponent, and 1 is the one integer every init scheme is
+    centred on. (Other domain errors, such as ``log`` of a negative, are not
+    cured by moving the start to 1, so they are not paid for twice.)
     """
     try:
         program = _Program(tokens, table, columns)
         solver = _SOLVERS[options["solver"]]
         order = program.order
-        best, best_cost = None, np.inf
+        fallback = options["fallback_ones"] and options["pow_id"] in tokens
+        best, best_cost, best_out = None, np.inf, None
         for k, c0 in enumerate(starts):
             args = (options["max_nfev"], options["xtol"], options["ftol"], options["floor"],
                     options["stall"])
             result = solver(program, target, sqrt_w, c0[order], *args)
-            if result is None and k == 0 and options["fallback_ones"]:
+            if result is None and k == 0 and fallback:
                 result = solver(program, target, sqrt_w, np.ones(len(order)), *args)
             if result is None:
                 continue
-            c, cost = result
+            c, cost, out = result
             if np.isfinite(cost) and np.all(np.isfinite(c)) and cost < best_cost:
-                best, best_cost = c, cost
+                best, best_cost, best_out = c, cost, out
             if best_cost <= options["floor"]:
                 break  # exact to round-off: no restart can do better
         if best is None:
             return None
         bfs = np.empty_like(best)
         bfs[order] = best
-        return bfs
+        return bfs, best_out
     except Exception:  # a fit that raises leaves the expression invalid, never the search
         return None
 
@@ -362,6 +370,7 @@ def _fit_many(jobs, library, columns, target, sqrt_w, options):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         table = _token_table(library)
+        options = {**options, "pow_id": library._index.get("pow", -1)}
         return [_fit_one(t, table, columns, target, sqrt_w, starts, options)
                 for t, starts in jobs]
 
@@ -371,8 +380,8 @@ _INITS = ("near_one", "uniform", "ones")
 _NO_CONSTANTS = object()
 
 
-def _cache_key(tokens: tuple[int, ...]):
-    """The canonical key (BFS token ids) packed into bytes: ~5x smaller than a tuple."""
+def fit_key(tokens: tuple[int, ...]):
+    """The fitter's cache key for BFS token ids, packed into bytes: ~5x smaller than a tuple."""
     try:
         return bytes(tokens)
     except ValueError:  # a library of more than 256 tokens
@@ -427,6 +436,14 @@ class ConstantFitter:
         there is nothing to fit (whether they are valid is the reward's call).
     rows_ : ndarray of int
         The subsample used for fitting.
+    outputs_ : dict
+        For the last :meth:`fit` call, the output on the rows ``rows_`` (an
+        ``(n,)`` array, or a scalar for a variable-free expression) of every
+        expression fitted in that call (cache hits and failures excluded), keyed
+        by :func:`fit_key`. LM computes it anyway; when ``rows_`` is every row,
+        it is the expression's prediction, so the caller need not evaluate it
+        again. Not cached across calls (one array per structure would grow
+        without bound).
     n_fitted_ : int
         Number of distinct structures fitted so far (cache misses).
     """
@@ -489,6 +506,7 @@ class ConstantFitter:
         self.n_restarts = int(n_restarts)
         self.cache: dict = {}  # key -> fitted constants (BFS order), or None if the fit failed
         self.success_ = np.zeros(0, dtype=bool)
+        self.outputs_: dict = {}
         self.n_fitted_ = 0
 
     def _starts(self, p: int) -> np.ndarray:
@@ -511,18 +529,22 @@ class ConstantFitter:
         fit gives NaN constants and a False in :attr:`success_`.
         """
         expressions = list(expressions)
-        keys = [_cache_key(e.tokens) for e in expressions]
+        keys = [fit_key(e.tokens) for e in expressions]
         todo: dict = {}
         for e, key in zip(expressions, keys):
             if key not in self.cache and key not in todo and e.n_constants:
                 # Starting points are drawn here, in input order, so results do
                 # not depend on how the work is split across processes.
                 todo[key] = (e.tokens, self._starts(e.n_constants))
+        self.outputs_ = {}
         if todo:
             jobs = list(todo.values())
             results = self._run(jobs, expressions[0].library)
-            for key, c in zip(todo, results):
-                self.cache[key] = c
+            for key, result in zip(todo, results):
+                if result is None:
+                    self.cache[key] = None
+                else:
+                    self.cache[key], self.outputs_[key] = result
             self.n_fitted_ += len(jobs)
 
         out, success = [], np.ones(len(expressions), dtype=bool)

@@ -13,6 +13,9 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
    the entropy bonus λ_H·H.
 6. Update the best expression τ*, the hall of fame and the replay buffer.
 
+When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
+node-removing edits that raise its reward are applied greedily. A Ctrl-C skips it.
+
 The loop knows nothing about scikit-learn: :mod:`cadsr_sklearn.estimator`
 validates input and builds the pieces; this module runs the search.
 """
@@ -28,10 +31,11 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .constants import ConstantFitter
+from .constants import ConstantFitter, fit_key
 from .expression import Expression
 from .library import Library
 from .policy import Policy
+from .pruning import prune
 from .rewards import rank_weights
 from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
 
@@ -56,8 +60,9 @@ class TrainingConfig:
     policy: str = "grpo"  # or "risk_seeking" (eq. 12: rank weights, one step, no GRPO)
     max_time: float | None = None
     max_evaluations: int | None = None
-    tol: float = 1e-12
+    tol: float = 1e-20
     patience: int | None = None
+    prune: bool = True  # greedy node-removing local search on τ* after the search
 
     @property
     def n_top(self) -> int:
@@ -134,24 +139,33 @@ class _Scorer:
         self.cache: dict[tuple, Candidate] = {}
         # The rows the constants were fitted on, when fewer than all: an expression
         # non-finite on any of them is non-finite on X too, so most invalid
-        # candidates are rejected without evaluating every row.
+        # candidates are rejected without evaluating every row. When LM saw every
+        # row, its output at the fitted constants already is the prediction.
         rows = getattr(fitter, "rows_", None)
         self.X_fit = X[rows] if rows is not None and len(rows) < len(X) else None
 
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
-            # a failed fit leaves NaN constants, so its predictions are non-finite too
-            for expr in self.fitter.fit(list(new.values())):
-                if self.X_fit is not None and not np.all(np.isfinite(expr.evaluate(self.X_fit))):
-                    self.cache[expr.key] = Candidate(expr, -math.inf, math.inf)
-                    continue
-                y_pred = expr.evaluate(self.X)
-                if not np.all(np.isfinite(y_pred)):
+            fitted = self.fitter.fit(list(new.values()))
+            outputs = self.fitter.outputs_ if self.X_fit is None else {}
+            for expr, ok in zip(fitted, self.fitter.success_):
+                # a failed fit leaves NaN constants: nothing to evaluate
+                y_pred = self._predict(expr, outputs) if ok else None
+                if y_pred is None or not np.all(np.isfinite(y_pred)):
                     self.cache[expr.key] = Candidate(expr, -math.inf, math.inf)
                 else:
                     self.cache[expr.key] = Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred))
         return [self.cache[e.key] for e in expressions]
+
+    def _predict(self, expr: Expression, outputs: dict) -> np.ndarray | None:
+        """Predictions on X, or None when already non-finite on the fitting rows."""
+        out = outputs.get(fit_key(expr.tokens)) if expr.n_constants else None
+        if out is not None:
+            return np.broadcast_to(out, (len(self.X),))
+        if self.X_fit is not None and not np.all(np.isfinite(expr.evaluate(self.X_fit))):
+            return None
+        return expr.evaluate(self.X)
 
 
 def grpo_loss(
@@ -231,7 +245,6 @@ def run_search(
     # imports torch._dynamo, which takes seconds on a slow machine.
     start = time.perf_counter()
     optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
-    old_policy = copy.deepcopy(policy).requires_grad_(False)
     ref_policy = copy.deepcopy(policy).requires_grad_(False)
     replay: list[Candidate] = []
     result = SearchResult(best=None, hall_of_fame=HallOfFame())
@@ -241,8 +254,8 @@ def run_search(
     try:
         for epoch in range(config.n_epochs):
             epoch_start = time.perf_counter()
-            # 1. θ_old ← θ; every G epochs θ_ref ← θ
-            old_policy.load_state_dict(policy.state_dict())
+            # 1. θ_old ← θ; every G epochs θ_ref ← θ. θ_old needs no copy: it is
+            # the policy this epoch samples from, and the batch keeps its log-probs.
             if epoch % config.ref_update_every == 0:
                 ref_policy.load_state_dict(policy.state_dict())
 
@@ -275,7 +288,7 @@ def run_search(
 
                 # 5. C gradient steps on eq. (13) (or one step of the risk-seeking ablation)
                 diagnostics = _policy_update(
-                    policy, old_policy, ref_policy, optimizer, train_batch, w, config
+                    policy, ref_policy, optimizer, train_batch, w, config
                 )
 
                 # 6. τ*, replay buffer (top αB/100 of the merged set)
@@ -317,17 +330,22 @@ def run_search(
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"
+    if config.prune and result.best is not None and not result.interrupted:
+        # After the search: not counted in n_evaluations (expressions sampled).
+        result.best = prune(result.best, scorer, sampler.constraints.max_constants)
+        result.hall_of_fame.update([result.best])
     return result
 
 
-def _policy_update(policy, old_policy, ref_policy, optimizer, batch, weights, config) -> dict:
+def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dict:
     if config.policy == "risk_seeking":
         steps, diagnostics = 1, {}
     else:
         steps = config.steps_per_epoch
+        # Sampling-time probabilities: the batch was drawn from θ_old, and the
+        # replay members were re-scored by teacher forcing under θ_old too.
+        old_log_probs = batch.log_probs
         with torch.no_grad():
-            # sampling-time probabilities: θ_old is the policy the batch was drawn from
-            old_log_probs = token_log_probs(masked_log_softmax(old_policy, batch), batch)
             ref_log_dist = masked_log_softmax(ref_policy, batch)
     for _ in range(steps):
         if config.policy == "risk_seeking":

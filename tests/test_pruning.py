@@ -1,0 +1,102 @@
+"""Pruning τ*: greedy node-removing edits scored by the search's own reward."""
+
+import math
+
+import numpy as np
+import pytest
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.constants import ConstantFitter
+from cadsr_sklearn.expression import Expression
+from cadsr_sklearn.library import Library
+from cadsr_sklearn.pruning import _single_edits, prune
+from cadsr_sklearn.rewards import make_reward, mse
+from cadsr_sklearn.training import _Scorer
+
+LIB = Library(1)
+
+
+def _scorer(X, y):
+    fitter = ConstantFitter(X, y, random_state=0)
+    return _Scorer(fitter, make_reward("bic", y, bic_variance="mle"), lambda y_pred: mse(y_pred, y), X)
+
+
+def _prefix(names):
+    return Expression.from_names(names, LIB, order="prefix")
+
+
+@pytest.fixture(scope="module")
+def parabola():
+    X = np.random.default_rng(0).uniform(-2, 2, (40, 1))
+    return X, X[:, 0] ** 2
+
+
+def test_dead_weight_that_fits_exactly_is_removed(parabola):
+    X, y = parabola
+    score = _scorer(X, y)
+    # (c^x − exp(x)) + x·x with c = e: the first term is zero, the fit exact either way
+    bloated = _prefix(["add", "sub", "pow", "c", "x0", "exp", "x0", "mul", "x0", "x0"])
+    (start,) = score([bloated])
+    assert start.loss <= 1e-20 * np.var(y)
+    pruned = prune(start, score)
+    assert pruned.expression.key == _prefix(["mul", "x0", "x0"]).key
+    assert pruned.reward > start.reward
+    assert pruned.loss <= 1e-20 * np.var(y)  # still exact
+
+
+def test_a_formula_no_edit_improves_is_returned_as_it_is(parabola):
+    X, y = parabola
+    score = _scorer(X, y)
+    (best,) = score([_prefix(["mul", "x0", "x0"])])
+    assert prune(best, score) is best
+
+
+def test_pruning_trades_a_small_loss_for_many_nodes_only_as_the_bic_says():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (200, 1))
+    y = np.sin(X[:, 0]) + 1e-3 * rng.normal(size=200)
+    score = _scorer(X, y)
+    # sin(x) + c·x³·x: the extra term only fits noise
+    noisy = _prefix(["add", "sin", "x0", "mul", "c", "mul", "mul", "x0", "x0", "mul", "x0", "x0"])
+    (start,) = score([noisy])
+    pruned = prune(start, score)
+    assert pruned.reward >= start.reward
+    assert pruned.expression.key == _prefix(["sin", "x0"]).key
+
+
+def test_every_edit_removes_nodes_and_none_repeats():
+    expr = _prefix(["add", "sin", "mul", "x0", "c", "div", "x0", "1"])
+    edits = list(_single_edits(expr))
+    keys = [e.key for e in edits]
+    assert len(keys) == len(set(keys)) and expr.key not in keys
+    assert all(len(e) < len(expr) for e in edits)
+    # the root replaced by each child, and one of the edits of the sin subtree
+    assert _prefix(["sin", "mul", "x0", "c"]).key in keys
+    assert _prefix(["div", "x0", "1"]).key in keys
+    assert _prefix(["add", "c", "div", "x0", "1"]).key in keys
+
+
+def test_edits_respect_the_constant_cap(parabola):
+    X, y = parabola
+    score = _scorer(X, y)
+    # x0·x0 + (x0 − x0): replacing (x0 − x0) by c would add the only constant
+    (start,) = score([_prefix(["add", "mul", "x0", "x0", "sub", "x0", "x0"])])
+    pruned = prune(start, score, max_constants=0)
+    assert pruned.expression.n_constants == 0
+    assert pruned.reward >= start.reward
+
+
+def test_the_estimator_prunes_after_the_search_and_can_be_told_not_to():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (60, 1))
+    y = X[:, 0] ** 3 + X[:, 0]
+    params = dict(batch_size=64, n_epochs=6, random_state=3, device="cpu", max_length=16)
+    raw = CADSRRegressor(prune=False, **params).fit(X, y)
+    pruned = CADSRRegressor(prune=True, **params).fit(X, y)
+    # the same search, then a reward that can only go up
+    assert [h["best_reward"] for h in raw.history_] == [h["best_reward"] for h in pruned.history_]
+    front = dict(zip(pruned.equations_["expression"].astype(str), pruned.equations_["reward"]))
+    raw_reward = raw.equations_.loc[raw.equations_["selected"], "reward"].item()
+    chosen = pruned.equations_.loc[pruned.equations_["selected"], "reward"].item()
+    assert chosen >= raw_reward and math.isfinite(chosen) and front
+    assert pruned.best_expression_.complexity <= raw.best_expression_.complexity
