@@ -23,7 +23,7 @@ from pathlib import Path
 from joblib import Parallel, delayed
 
 DSR_ALWAYS = ["Nguyen-1", "Nguyen-2", "Nguyen-3", "Nguyen-4", "Nguyen-6", "Nguyen-9", "Nguyen-10", "Nguyen-11"]
-FIELDS = ["problem", "seed", "solved", "r2_test", "complexity", "time_s", "time_to_best_s", "epochs", "formula"]
+FIELDS = ["problem", "seed", "solved", "r2_test", "complexity", "time_s", "time_to_best_s", "epochs", "stop", "formula"]
 
 
 def run_one(name: str, seed: int, max_time: float, operators: str = "default") -> dict:
@@ -56,7 +56,7 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default") -
     return {
         "problem": name, "seed": seed, "solved": int(solved), "r2_test": round(float(r2), 6),
         "complexity": model.best_expression_.complexity, "time_s": round(elapsed, 2),
-        "time_to_best_s": round(time_to_best, 2), "epochs": model.n_epochs_, "formula": str(formula),
+        "time_to_best_s": round(time_to_best, 2), "epochs": model.n_epochs_, "stop": model.stop_reason_, "formula": str(formula),
     }
 
 

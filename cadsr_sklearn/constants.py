@@ -332,23 +332,21 @@ def _fit_one(tokens, table, columns, target, sqrt_w, starts, options):
     variable-free expression), computed on the way, so the caller need not
     evaluate the expression again on those rows.
 
-    If the first start gives non-finite output and the expression holds a
-    ``pow``, all ones is tried next: a negative base under ``pow`` is finite only
-    at an integer exponent, and 1 is the one integer every init scheme is
-    centred on. (Other domain errors, such as ``log`` of a negative, are not
-    cured by moving the start to 1, so they are not paid for twice.)
+    If the first start gives non-finite output, all ones is tried next: a
+    negative base under ``pow`` is finite only at an integer exponent, 1 is the
+    one integer every init scheme is centred on, and ``log(x + c)`` on
+    x ∈ [-1, 1] is defined at c = 1 but not at c = 0.7.
     """
     try:
         program = _Program(tokens, table, columns)
         solver = _SOLVERS[options["solver"]]
         order = program.order
-        fallback = options["fallback_ones"] and options["pow_id"] in tokens
         best, best_cost, best_out = None, np.inf, None
         for k, c0 in enumerate(starts):
             args = (options["max_nfev"], options["xtol"], options["ftol"], options["floor"],
                     options["stall"])
             result = solver(program, target, sqrt_w, c0[order], *args)
-            if result is None and k == 0 and fallback:
+            if result is None and k == 0 and options["fallback_ones"]:
                 result = solver(program, target, sqrt_w, np.ones(len(order)), *args)
             if result is None:
                 continue
@@ -366,13 +364,15 @@ def _fit_one(tokens, table, columns, target, sqrt_w, starts, options):
         return None
 
 
-def _fit_many(jobs, library, columns, target, sqrt_w, options):
+def _fit_many(jobs, library, columns, target, sqrt_w, options, keep_outputs=False):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         table = _token_table(library)
-        options = {**options, "pow_id": library._index.get("pow", -1)}
-        return [_fit_one(t, table, columns, target, sqrt_w, starts, options)
-                for t, starts in jobs]
+        results = [_fit_one(t, table, columns, target, sqrt_w, starts, options)
+                   for t, starts in jobs]
+        if not keep_outputs:  # don't hold (or ship back from workers) n floats per fit
+            results = [None if r is None else (r[0], None) for r in results]
+        return results
 
 
 # --------------------------------------------------------------------------- public
@@ -437,13 +437,13 @@ class ConstantFitter:
     rows_ : ndarray of int
         The subsample used for fitting.
     outputs_ : dict
-        For the last :meth:`fit` call, the output on the rows ``rows_`` (an
-        ``(n,)`` array, or a scalar for a variable-free expression) of every
-        expression fitted in that call (cache hits and failures excluded), keyed
-        by :func:`fit_key`. LM computes it anyway; when ``rows_`` is every row,
-        it is the expression's prediction, so the caller need not evaluate it
-        again. Not cached across calls (one array per structure would grow
-        without bound).
+        For the last :meth:`fit` call with ``keep_outputs=True``, the output on
+        the rows ``rows_`` (an ``(n,)`` array, or a scalar for a variable-free
+        expression) of every expression fitted in that call (cache hits and
+        failures excluded), keyed by :func:`fit_key`. LM computes it anyway;
+        when ``rows_`` is every row, it is the expression's prediction, so the
+        caller need not evaluate it again. Not cached across calls (one array
+        per structure would grow without bound).
     n_fitted_ : int
         Number of distinct structures fitted so far (cache misses).
     """
@@ -522,11 +522,13 @@ class ConstantFitter:
         lo, hi = (0.0, 1.0) if self.init == "uniform" else (0.5, 1.5)
         return np.vstack([first, self.rng.uniform(lo, hi, (self.n_restarts, p))])
 
-    def fit(self, expressions: Sequence[Expression]) -> list[Expression]:
+    def fit(self, expressions: Sequence[Expression], keep_outputs: bool = False) -> list[Expression]:
         """Expressions with fitted constants, parallel to ``expressions``.
 
         Expressions without constant tokens are returned as they are. A failed
-        fit gives NaN constants and a False in :attr:`success_`.
+        fit gives NaN constants and a False in :attr:`success_`. With
+        ``keep_outputs``, :attr:`outputs_` holds the fitted expressions' outputs
+        on the rows ``rows_``.
         """
         expressions = list(expressions)
         keys = [fit_key(e.tokens) for e in expressions]
@@ -539,12 +541,14 @@ class ConstantFitter:
         self.outputs_ = {}
         if todo:
             jobs = list(todo.values())
-            results = self._run(jobs, expressions[0].library)
+            results = self._run(jobs, expressions[0].library, keep_outputs)
             for key, result in zip(todo, results):
                 if result is None:
                     self.cache[key] = None
                 else:
-                    self.cache[key], self.outputs_[key] = result
+                    self.cache[key], output = result
+                    if keep_outputs:
+                        self.outputs_[key] = output
             self.n_fitted_ += len(jobs)
 
         out, success = [], np.ones(len(expressions), dtype=bool)
@@ -560,7 +564,7 @@ class ConstantFitter:
         self.success_ = success
         return out
 
-    def _run(self, jobs, library):
+    def _run(self, jobs, library, keep_outputs):
         n_jobs = self.n_jobs
         if n_jobs is not None and n_jobs != 1 and len(jobs) > 1:
             from joblib import Parallel, delayed, effective_n_jobs
@@ -569,11 +573,12 @@ class ConstantFitter:
             chunks = [jobs[i::k] for i in range(k)]
             parts = Parallel(n_jobs=k)(
                 delayed(_fit_many)(chunk, library, self.columns, self.target, self.sqrt_w,
-                                   self.options)
+                                   self.options, keep_outputs)
                 for chunk in chunks
             )
             results: list = [None] * len(jobs)
             for i, part in enumerate(parts):
                 results[i::k] = part
             return results
-        return _fit_many(jobs, library, self.columns, self.target, self.sqrt_w, self.options)
+        return _fit_many(jobs, library, self.columns, self.target, self.sqrt_w, self.options,
+                         keep_outputs)

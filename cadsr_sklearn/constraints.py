@@ -28,7 +28,7 @@ operator is left, so every mask allows at least one token.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -273,6 +273,34 @@ class Constraints:
         """Empty trees (only the root's place is known)."""
         self.to(device)
         return TreeState(batch_size, self.max_length, self.library, device, start_token)
+
+    def admits(self, token_lists: Sequence[Sequence[int]]) -> np.ndarray:
+        """Whether each complete BFS token sequence obeys every rule: bool (n,).
+
+        The rules are replayed node by node, as if each sequence were being
+        sampled; for expressions built outside the sampler (pruning).
+        """
+        n = len(token_lists)
+        ok = np.array([0 < len(seq) <= self.max_length for seq in token_lists], dtype=bool)
+        if not ok.any():
+            return ok
+        device = self._device
+        lengths = torch.tensor([len(seq) if fits else 0 for seq, fits in zip(token_lists, ok)],
+                               device=device)
+        tokens = torch.zeros(n, self.max_length, dtype=torch.long, device=device)
+        for i, seq in enumerate(token_lists):
+            if ok[i]:
+                tokens[i, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
+        state = self.new_state(n, device=device)
+        filler = int(self.library.variable_ids[0])  # keeps finished rows' state consistent
+        allowed_so_far = torch.as_tensor(ok, device=device)
+        for t in range(int(lengths.max())):
+            live = lengths > t
+            forced = torch.where(live, tokens[:, t], filler)
+            allowed = self.mask(state).gather(1, forced.unsqueeze(1)).squeeze(1)
+            allowed_so_far &= allowed | ~live
+            state.advance(forced)
+        return allowed_so_far.cpu().numpy()
 
     def mask(self, state: TreeState) -> torch.Tensor:
         """Allowed tokens for node ``state.t`` of every tree: bool (B, V)."""

@@ -165,8 +165,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Budget of scored expressions (counted per batch).
     tol : float, default=1e-20
         Early stop once the best expression's training MSE is at most
-        ``tol`` times the variance of the targets: an exact recovery stops at
-        once. Exact formulas score 1e-32 to 1e-28 here (float64 round-off); a
+        ``tol`` times the variance of the targets (or float64's resolution at the
+        targets' magnitude, if larger): an exact recovery stops at once. Exact formulas score 1e-32 to 1e-28 here (float64 round-off); a
         looser ``tol`` such as 1e-12 also stops at near-interpolating formulas
         with many constants on small data (20 rows, 10 constants).
     patience : int or None, default=None
@@ -207,9 +207,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
     n_epochs_ : int
+        Epochs run.
     n_evaluations_ : int
+        Sampled expressions scored (a batch counts in full); the few hundred
+        that pruning scores after the search are not counted.
     device_ : torch.device
+        Where the policy ran.
     stop_reason_ : str
+        Which rule stopped the search: "tol", "max_time", "max_evaluations",
+        "patience", "n_epochs" or "interrupted".
     interrupted_ : bool
         True when ``fit`` was stopped by Ctrl-C; the best formula so far is kept.
     """
@@ -263,6 +269,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         binary_operators=DEFAULT_BINARY,
         unary_operators=DEFAULT_UNARY,
         use_constants=True,
@@ -476,11 +483,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             policy=self.policy,
             max_time=self.max_time,
             max_evaluations=self.max_evaluations,
-            tol=self.tol,
             patience=self.patience,
             prune=self.prune,
         )
         y_variance = float(np.average((y - np.average(y, weights=sample_weight)) ** 2, weights=sample_weight))
+        # Exact to round-off: tol·Var(y), but never below what float64 can resolve
+        # at y's magnitude (the reward's floor), or a y far from 0 never stops.
+        exact_loss = max(self.tol * y_variance, reward.targets.floor) if self.tol > 0 else 0.0
 
         progress = _Progress(self.n_epochs, self.verbose, y_variance, self._feature_names())
         try:
@@ -489,7 +498,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             # it saves, up to 100x more on a busy machine.
             with _torch_threads(1 if self.device_.type == "cpu" else None), threadpool_limits(1, "blas"):
                 result = run_search(
-                    policy, sampler, scorer, library, config, y_variance, generator,
+                    policy, sampler, scorer, library, config, exact_loss, generator,
                     on_epoch=progress.update,
                 )
         finally:

@@ -16,12 +16,17 @@ improved the way the reward itself would choose:
 
 Every kept edit removes at least one node, so the search ends after at most
 ``len(τ*)`` rounds. It scores a few hundred expressions for a 30-node τ*, a
-fraction of one epoch. An exact fit stays exact: dropping the fit bonus of
-an exact fit costs far more reward than any node saves.
+fraction of one epoch. Edits the sampler's constraints would reject are not
+tried, so the answer stays in the language the policy writes. After an exact
+fit (the ``tol`` stop), edits that lose exactness are not taken, whatever the
+reward (a bounded one, such as the BIC with σ² = Var(y), could trade it for a
+node).
 """
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Callable, Iterator, Sequence
 
 from .expression import Expression
@@ -32,19 +37,28 @@ __all__ = ["prune"]
 def prune(
     best,
     score: Callable[[list[Expression]], list],
-    max_constants: int | None = None,
+    admits: Callable[[list[tuple[int, ...]]], Sequence[bool]] | None = None,
+    max_loss: float = math.inf,
+    deadline: float | None = None,
 ):
     """Greedily apply the node-removing edit that most raises the reward.
 
     Parameters
     ----------
     best : Candidate
-        τ*, with ``expression`` and ``reward``.
+        τ*, with ``expression``, ``reward`` and ``loss``.
     score : callable
         Maps a list of expressions to candidates (fits constants, scores the
         reward), as the search's scorer does.
-    max_constants : int or None
-        Edits that would hold more ``c`` tokens than this are not tried.
+    admits : callable, optional
+        Maps BFS token sequences to whether the sampler could have drawn them
+        (:meth:`Constraints.admits <cadsr_sklearn.constraints.Constraints.admits>`);
+        edits it rejects (``exp(log(x))``, too many constants, …) are not tried.
+    max_loss : float, default=inf
+        Edits whose training loss exceeds this are not taken. After an exact
+        fit (``tol``) it keeps the answer exact whatever the reward.
+    deadline : float, optional
+        :func:`time.perf_counter` time after which no new round starts.
 
     Returns
     -------
@@ -52,15 +66,18 @@ def prune(
         τ* itself if no edit helps, else the best expression reached.
     """
     current = best
-    while True:
-        edits = [e for e in _single_edits(current.expression)
-                 if max_constants is None or e.n_constants <= max_constants]
-        if not edits:
+    while deadline is None or time.perf_counter() < deadline:
+        edits = list(_single_edits(current.expression))
+        if admits is not None and edits:
+            edits = [e for e, ok in zip(edits, admits([e.tokens for e in edits])) if ok]
+        candidates = [c for c in score(edits) if c.loss <= max_loss] if edits else []
+        if not candidates:
             return current
-        leader = max(score(edits), key=lambda c: c.reward)
+        leader = max(candidates, key=lambda c: c.reward)
         if not leader.reward > current.reward:
             return current
         current = leader
+    return current
 
 
 def _single_edits(expression: Expression) -> Iterator[Expression]:

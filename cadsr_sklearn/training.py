@@ -60,7 +60,6 @@ class TrainingConfig:
     policy: str = "grpo"  # or "risk_seeking" (eq. 12: rank weights, one step, no GRPO)
     max_time: float | None = None
     max_evaluations: int | None = None
-    tol: float = 1e-20
     patience: int | None = None
     prune: bool = True  # greedy node-removing local search on τ* after the search
 
@@ -131,6 +130,9 @@ class SearchResult:
     interrupted: bool = False
 
 
+_MAX_REUSED_ROWS = 10_000
+
+
 class _Scorer:
     """Constants → predictions → reward for sampled expressions, cached by key."""
 
@@ -143,12 +145,14 @@ class _Scorer:
         # row, its output at the fitted constants already is the prediction.
         rows = getattr(fitter, "rows_", None)
         self.X_fit = X[rows] if rows is not None and len(rows) < len(X) else None
+        # (capped: a batch's outputs take B·S floats at once)
+        self.reuse_outputs = self.X_fit is None and len(X) <= _MAX_REUSED_ROWS
 
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
-            fitted = self.fitter.fit(list(new.values()))
-            outputs = self.fitter.outputs_ if self.X_fit is None else {}
+            fitted = self.fitter.fit(list(new.values()), keep_outputs=self.reuse_outputs)
+            outputs = self.fitter.outputs_ if self.reuse_outputs else {}
             for expr, ok in zip(fitted, self.fitter.success_):
                 # a failed fit leaves NaN constants: nothing to evaluate
                 y_pred = self._predict(expr, outputs) if ok else None
@@ -236,11 +240,15 @@ def run_search(
     scorer: _Scorer,
     library: Library,
     config: TrainingConfig,
-    y_variance: float,
+    exact_loss: float,
     generator: torch.Generator,
     on_epoch: Callable[[dict, Candidate | None], None] | None = None,
 ) -> SearchResult:
-    """Run appendix Algorithm 4 until a stopping rule fires; Ctrl-C stops it cleanly."""
+    """Run appendix Algorithm 4 until a stopping rule fires; Ctrl-C stops it cleanly.
+
+    ``exact_loss`` is the training MSE at or below which τ* is an exact fit:
+    the search stops there ("tol"), and pruning keeps the answer within it.
+    """
     # The budget's clock starts before the optimizer: the first Adam of a process
     # imports torch._dynamo, which takes seconds on a slow machine.
     start = time.perf_counter()
@@ -321,7 +329,7 @@ def run_search(
             if on_epoch is not None:
                 on_epoch(record, result.best)
 
-            stop = _stop_reason(config, result, now - start, epoch_seconds, epoch - last_improvement, y_variance)
+            stop = _stop_reason(config, result, now - start, epoch_seconds, epoch - last_improvement, exact_loss)
             if stop:
                 result.stop_reason = stop
                 break
@@ -331,10 +339,26 @@ def run_search(
         result.interrupted = True
         result.stop_reason = "interrupted"
     if config.prune and result.best is not None and not result.interrupted:
-        # After the search: not counted in n_evaluations (expressions sampled).
-        result.best = prune(result.best, scorer, sampler.constraints.max_constants)
-        result.hall_of_fame.update([result.best])
+        _prune_best(result, scorer, sampler, config, start, exact_loss)
     return result
+
+
+def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
+    """Prune τ* in place (not counted in n_evaluations: nothing is sampled).
+
+    Within the time budget; exact fits stay exact; Ctrl-C keeps τ* unpruned.
+    """
+    deadline = None if config.max_time is None else start + config.max_time
+    max_loss = exact_loss if result.stop_reason == "tol" else math.inf
+    try:
+        result.best = prune(result.best, scorer, sampler.constraints.admits, max_loss, deadline)
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.stop_reason = "interrupted"
+        return
+    result.hall_of_fame.update([result.best])
+
+
 
 
 def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dict:
@@ -358,9 +382,9 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dic
     return diagnostics
 
 
-def _stop_reason(config, result, elapsed, epoch_seconds, stale_epochs, y_variance) -> str:
+def _stop_reason(config, result, elapsed, epoch_seconds, stale_epochs, exact_loss) -> str:
     best = result.best
-    if best is not None and best.loss <= config.tol * max(y_variance, np.finfo(float).tiny):
+    if best is not None and best.loss <= exact_loss:
         return "tol"
     if config.max_evaluations is not None and result.n_evaluations >= config.max_evaluations:
         return "max_evaluations"

@@ -218,3 +218,18 @@ def test_rules_listed_and_skipped_when_irrelevant():
     assert [r.__name__ for r in Constraints(lib).rules] == ["length_rule", "min_length_rule"]
     names = [r.__name__ for r in Constraints(LIB, no_inverse=False).rules]
     assert "inverse_rule" not in names and "trig_rule" in names
+
+
+def test_admits_agrees_with_the_independent_checker():
+    # trees drawn with every rule off break them in every way; admits must see which
+    off = dict(min_length=1, max_constants=None, no_constant_subtrees=False, no_inverse=False,
+               no_nested_trig=False)
+    trees = (draw(sampler(**off), n=400).token_lists()
+             + draw(sampler(favour=STRESS, **off), n=400).token_lists())
+    strict = Constraints(LIB, max_constants=3)
+    admitted = strict.admits(trees)
+    expected = [violations(t, LIB, max_constants=3) == set() for t in trees]
+    assert admitted.tolist() == expected
+    assert 30 < sum(expected) < len(trees) - 30  # both outcomes well represented
+    too_long = list(LIB.encode(["add"] * 20 + ["x0"] * 21))
+    assert strict.admits([too_long, []]).tolist() == [False, False]

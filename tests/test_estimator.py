@@ -156,3 +156,15 @@ def test_resolve_device():
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):
             resolve_device("cuda:0")
+
+
+def test_an_exact_fit_far_from_zero_still_stops_early():
+    # y = x + 1e7: float64 resolves y to ~1e-9, so MSE/Var(y) of the exact formula is
+    # ~1e-17, above tol = 1e-20; the round-off floor at y's magnitude still stops it.
+    X = np.random.default_rng(0).uniform(0, 1, (50, 1))
+    y = X[:, 0] + 1e7
+    model = CADSRRegressor(batch_size=64, n_epochs=60, random_state=0, device="cpu", max_length=8)
+    model.fit(X, y)
+    assert model.stop_reason_ == "tol", model.expression_
+    assert model.n_epochs_ < 60
+    np.testing.assert_allclose(model.predict(X), y, rtol=1e-14)

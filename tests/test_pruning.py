@@ -1,12 +1,15 @@
 """Pruning τ*: greedy node-removing edits scored by the search's own reward."""
 
 import math
+import time
 
 import numpy as np
 import pytest
 
 from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn import training
 from cadsr_sklearn.constants import ConstantFitter
+from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
 from cadsr_sklearn.pruning import _single_edits, prune
@@ -76,14 +79,48 @@ def test_every_edit_removes_nodes_and_none_repeats():
     assert _prefix(["add", "c", "div", "x0", "1"]).key in keys
 
 
-def test_edits_respect_the_constant_cap(parabola):
+def test_edits_the_constraints_reject_are_not_tried(parabola):
     X, y = parabola
     score = _scorer(X, y)
-    # x0·x0 + (x0 − x0): replacing (x0 − x0) by c would add the only constant
+    # x0·x0 + (x0 − x0): replacing (x0 − x0) by c would add a constant the cap forbids
     (start,) = score([_prefix(["add", "mul", "x0", "x0", "sub", "x0", "x0"])])
-    pruned = prune(start, score, max_constants=0)
+    pruned = prune(start, score, admits=Constraints(LIB, max_constants=0).admits)
     assert pruned.expression.n_constants == 0
     assert pruned.reward >= start.reward
+    # without the cap, c absorbs the zero term and the root goes next: x0·x0
+    assert prune(start, score).expression.key == _prefix(["mul", "x0", "x0"]).key
+
+
+def test_an_exact_fit_is_not_traded_for_nodes_when_told(parabola):
+    X, y = parabola
+    score = _scorer(X, y)
+    (start,) = score([_prefix(["add", "mul", "x0", "x0", "mul", "c", "sin", "x0"])])
+    assert start.loss <= 1e-20 * np.var(y)
+    exact = prune(start, score, max_loss=1e-20 * np.var(y))
+    assert exact.loss <= 1e-20 * np.var(y)
+    # no edit is admitted by a max_loss below every candidate's loss
+    assert prune(start, score, max_loss=-1.0) is start
+
+
+def test_no_round_starts_after_the_deadline(parabola):
+    X, y = parabola
+    score = _scorer(X, y)
+    bloated = _prefix(["add", "sub", "pow", "c", "x0", "exp", "x0", "mul", "x0", "x0"])
+    (start,) = score([bloated])
+    assert prune(start, score, deadline=time.perf_counter() - 1.0) is start
+
+
+def test_ctrl_c_while_pruning_keeps_the_sampled_best(monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "prune", interrupted)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (40, 1))
+    model = CADSRRegressor(batch_size=32, n_epochs=2, random_state=0, device="cpu", max_length=12)
+    model.fit(X, X[:, 0] ** 2 + np.sin(X[:, 0]))
+    assert model.interrupted_ and model.stop_reason_ == "interrupted"
+    assert np.isfinite(model.predict(X)).all()
 
 
 def test_the_estimator_prunes_after_the_search_and_can_be_told_not_to():
