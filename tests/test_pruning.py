@@ -12,7 +12,7 @@ from cadsr_sklearn.constants import ConstantFitter
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
-from cadsr_sklearn.pruning import _single_edits, prune
+from cadsr_sklearn.pruning import _edits, prune
 from cadsr_sklearn.rewards import make_reward, mse
 from cadsr_sklearn.training import _Scorer
 
@@ -69,7 +69,7 @@ def test_pruning_trades_a_small_loss_for_many_nodes_only_as_the_bic_says():
 
 def test_every_edit_removes_nodes_and_none_repeats():
     expr = _prefix(["add", "sin", "mul", "x0", "c", "div", "x0", "1"])
-    edits = list(_single_edits(expr))
+    edits = list(_edits(expr))
     keys = [e.key for e in edits]
     assert len(keys) == len(set(keys)) and expr.key not in keys
     assert all(len(e) < len(expr) for e in edits)
@@ -137,3 +137,16 @@ def test_the_estimator_prunes_after_the_search_and_can_be_told_not_to():
     chosen = pruned.equations_.loc[pruned.equations_["selected"], "reward"].item()
     assert chosen >= raw_reward and math.isfinite(chosen) and front
     assert pruned.best_expression_.complexity <= raw.best_expression_.complexity
+
+
+def test_a_phase_shift_goes_by_swapping_the_operator_first():
+    X = np.random.default_rng(2).uniform(-1, 1, (30, 1))
+    y = np.sin(X[:, 0] ** 2) - 0.75
+    score = _scorer(X, y)
+    # cos(x·x − c) + c fits exactly with c = π/2 and −0.75, at three more nodes than the truth
+    shifted = _prefix(["add", "cos", "sub", "mul", "x0", "x0", "c", "c"])
+    (start,) = score([shifted])
+    assert start.loss <= 1e-20 * np.var(y)
+    pruned = prune(start, score)
+    assert pruned.expression.key == _prefix(["add", "sin", "mul", "x0", "x0", "c"]).key
+    np.testing.assert_allclose(pruned.expression.constants, [-0.75])
