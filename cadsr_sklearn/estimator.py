@@ -203,6 +203,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     history_ : list of dict
         Per epoch: best reward, loss and complexity, evaluations, time, and the
         update's diagnostics (approximate KL, clip fraction, KL to θ_ref, entropy).
+        These are the search's own: with ``prune``, the final formula's reward
+        (in ``equations_``) can be higher than the last epoch's best.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
