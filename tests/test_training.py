@@ -109,3 +109,30 @@ def test_hall_of_fame_front_and_the_chosen_formula():
     front = fame.pareto_front()
     assert [f.expression.key for f in front] == [a.expression.key, c.expression.key]
     assert fame.pareto_front(keep=b)[1] is b  # τ* is always listed
+
+
+def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
+    # When LM saw every row, its last output stands in for evaluate(X): it must be the
+    # same numbers, or predict() would disagree with what the search scored.
+    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.rewards import make_reward, mse
+    from cadsr_sklearn.training import _Scorer
+
+    library = Library(2)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.1, 2.0, (200, 2))
+    y = 1.7 * np.sin(X[:, 0]) * X[:, 1] ** 0.5 + 0.3
+    torch.manual_seed(0)
+    policy = Policy(len(library), max_length=16, ff_dim=32)
+    batch = Sampler(policy, library, Constraints(library, max_length=16)).sample(
+        300, torch.Generator().manual_seed(0))
+    reward = make_reward("bic", y, bic_variance="mle")
+    scorer = _Scorer(ConstantFitter(X, y, random_state=0), reward, lambda p: mse(p, y), X)
+    assert scorer.reuse_outputs
+    candidates = scorer(batch.expressions(library))
+    fitted = [c for c in candidates if c.expression.n_constants and math.isfinite(c.reward)]
+    assert len(fitted) > 20
+    for cand in fitted:
+        y_pred = cand.expression.evaluate(X)
+        assert cand.reward == reward(y_pred, cand.expression)
+        assert cand.loss == mse(y_pred, y)
