@@ -4,10 +4,11 @@ Every sampled expression with constant tokens has its constants fitted by
 Levenberg–Marquardt (LM) least squares before it is scored, as in the paper.
 Three things make this fast enough to run on every batch:
 
-* **an analytic Jacobian by forward-mode differentiation** through the BFS tree
-  (:data:`_DERIVATIVES`), instead of finite differences. Subtrees are disjoint, so
-  the tangent of a node only carries the constants below it, stacked
-  left-to-right; no dense ``(p, n)`` sum is ever formed;
+* **an analytic Jacobian by reverse-mode differentiation** through the BFS tree
+  (:data:`_DERIVATIVES`), instead of finite differences. Every node has one
+  parent, so one sweep from the root down gives d output / d node for every
+  node as a single row, and the Jacobian's rows are those of the ``c`` leaves:
+  the cost does not grow with the number of constants;
 * **constant folding of the structure**: subtrees without a constant token do not
   change while the constants move, so they are evaluated once per expression;
 * **a small LM in NumPy** on the ``p x p`` normal equations (``p <= 10`` here),
@@ -72,74 +73,107 @@ _BINARY_D: dict[str, tuple[Callable, Callable]] = {
     "pow": (lambda a, b, v: b * np.power(a, b - 1.0), _pow_db),
 }
 
-#: Derivative table keyed by token name (used by the forward-mode Jacobian).
+#: Derivative table keyed by token name (used by the reverse-mode Jacobian).
 _DERIVATIVES: dict[str, object] = {**_UNARY_D, **_BINARY_D}
 
 
+# --------------------------------------------------------------------------- integer exponents
+# a**b is real for a < 0 only at integer b, so LM cannot move the exponent c of
+# pow(x, c) once x takes a negative value: every step off an integer gives NaN,
+# and x**5 + x**4 on x in [-1, 1] could never be fitted. The real part of the
+# principal power, |a|**b * cos(pi b) for a < 0, is smooth in b and equals a**b at
+# every integer b. LM runs on that relaxation; the exponents are then rounded
+# (see _fit_integer_exponents).
+def _relaxed_pow(a, b):
+    m = np.power(np.abs(a), b)
+    return np.where(a < 0, m * np.cos(np.pi * b), m)
+
+
+def _relaxed_pow_da(a, b, v):
+    return b * np.power(np.abs(a), b - 1.0) * np.where(a < 0, -np.cos(np.pi * b), 1.0)
+
+
+def _relaxed_pow_db(a, b, v):
+    m = np.power(np.abs(a), b)
+    log_a = np.log(np.abs(a))
+    db = np.where(a < 0, m * (log_a * np.cos(np.pi * b) - np.pi * np.sin(np.pi * b)), v * log_a)
+    return np.where(a == 0, 0.0, db)
+
+
 # --------------------------------------------------------------------------- compiled form
-_ONE = np.ones((1, 1))  # tangent of a constant leaf w.r.t. itself; never written to
+_ONE = np.ones((1, 1))  # the eigenvectors of a 1 x 1 system; never written to
 _ID, _NEG = "id", "neg"  # derivative markers that need no multiplication
 
 
 class _Program:
     """An expression specialised to fixed rows: static subtrees folded, the rest as steps.
 
-    :meth:`values` computes every node's value for constants ``c``;
-    :meth:`tangent` then pushes derivatives up the tree from those values and
-    returns the tangent ``(p, n)`` (or ``(p, 1)`` for a variable-free
-    expression) whose row ``j`` is d output / d ``c[j]``. Constants are numbered
-    in the *internal* order of the root's list, the left-to-right (preorder)
-    order of the ``c`` leaves, so stacking the children's tangents needs no
-    permutation; ``order[j]`` is the BFS number of internal constant ``j``.
+    :meth:`values` computes every node's value for constants ``c`` (BFS order);
+    :meth:`jacobian` then sweeps derivatives down the tree from those values
+    and returns the ``(p, n)`` matrix whose row ``j`` is d output / d ``c[j]``.
+    Constants in ``fixed`` (BFS number -> value) are folded like literals; ``c``
+    then holds the others, ``free`` their BFS numbers.
     """
 
-    __slots__ = ("steps", "static", "order", "n_constants")
+    __slots__ = ("steps", "static", "n_constants", "exponents", "free")
 
-    def __init__(self, tokens: Sequence[int], table: list, columns: Sequence[np.ndarray]):
+    def __init__(self, tokens: Sequence[int], table: list, columns: Sequence[np.ndarray],
+                 fixed: dict | None = None):
+        fixed = fixed or {}
         m = len(tokens)
         static: list = [None] * m  # value of every subtree without a constant
-        below: list = [None] * m  # c leaves under a dynamic node, left to right; None if static
+        dynamic = [False] * m  # whether a constant lies in the subtree
         steps = []
-        # Children sit after their parent in BFS order, so one backward walk
-        # sees every child before its parent.
+        exponents = []  # (base node, BFS number of its exponent c) of every pow(., c)
         first = 1
         kids_of = [0] * m
+        constant_number = [0] * m  # BFS number of the c at each node
+        free = []
+        p = 0
         for i in range(m):
             kids_of[i] = first
             first += table[tokens[i]][0]
+            if table[tokens[i]][1] == "constant":
+                constant_number[i] = p
+                if p not in fixed:
+                    free.append(p)
+                p += 1
+        position = {number: j for j, number in enumerate(free)}  # in the vector c
+        # Children sit after their parent in BFS order, so one backward walk
+        # sees every child before its parent.
         for i in range(m - 1, -1, -1):
-            arity, kind, fn, dl, dr, feature = table[tokens[i]]
+            arity, kind, fn, dl, dr, feature, name = table[tokens[i]]
             a = kids_of[i]
             if arity == 2:
                 b = a + 1
-                la, lb = below[a], below[b]
-                if la is None and lb is None:
+                if name == "pow" and table[tokens[b]][1] == "constant":
+                    exponents.append((a, constant_number[b]))
+                if not (dynamic[a] or dynamic[b]):
                     static[i] = fn(static[a], static[b])
                 else:
-                    below[i] = (la or []) + (lb or [])
-                    steps.append((2, i, fn, a, b, dl if la is not None else None,
-                                  dr if lb is not None else None))
+                    dynamic[i] = True
+                    steps.append((2, i, fn, a, b, dl if dynamic[a] else None,
+                                  dr if dynamic[b] else None))
             elif arity == 1:
-                if below[a] is None:
+                if not dynamic[a]:
                     static[i] = fn(static[a])
                 else:
-                    below[i] = below[a]
+                    dynamic[i] = True
                     steps.append((1, i, fn, a, None, dl, None))
+            elif kind == "constant" and constant_number[i] in fixed:
+                static[i] = np.float64(fixed[constant_number[i]])
             elif kind == "constant":
-                below[i] = [i]
-                steps.append((0, i, None, None, None, None, None))
+                dynamic[i] = True
+                steps.append((0, i, None, position[constant_number[i]], None, None, None))
             elif kind == "variable":
                 static[i] = columns[feature]
             else:  # the literal 1
                 static[i] = 1.0
-        leaves = below[0] or []
-        internal = {node: j for j, node in enumerate(leaves)}
-        self.steps = [(0, st[1], None, internal[st[1]], None, None, None) if st[0] == 0 else st
-                      for st in steps]
+        self.steps = steps
         self.static = static
-        bfs_number = {node: k for k, node in enumerate(sorted(leaves))}
-        self.order = np.array([bfs_number[node] for node in leaves], dtype=np.int64)
-        self.n_constants = len(leaves)
+        self.n_constants = len(free)
+        self.exponents = exponents
+        self.free = free
 
     def values(self, c: np.ndarray) -> list:
         """Value of every node (scalars for variable-free subtrees), root first."""
@@ -153,41 +187,41 @@ class _Program:
                 val[i] = fn(val[a], val[b])
         return val
 
-    def tangent(self, val: list) -> np.ndarray:
-        """d root / d c from the node values of :meth:`values`: (p, n) or (p, 1)."""
-        tan: list = [None] * len(val)
-        for kind, i, _, a, b, dl, dr in self.steps:
+    def jacobian(self, val: list, n: int) -> np.ndarray:
+        """d root / d c at the node values of :meth:`values`: ``(p, n)``, reverse mode.
+
+        Every node has one parent, so each adjoint d root / d node is set exactly
+        once, parent before child, and is one ``(n,)`` row (or a scalar) however
+        many constants lie below: a single sweep gives every column of the
+        Jacobian, where forward mode would carry ``(p, n)`` tangents up the tree.
+        """
+        J = np.empty((self.n_constants, n))
+        adj: list = [None] * len(val)
+        adj[0] = 1.0
+        for kind, i, _, a, b, dl, dr in reversed(self.steps):  # parents first
+            g = adj[i]
             if kind == 0:
-                tan[i] = _ONE
+                J[a] = g
             elif kind == 1:
-                tan[i] = -tan[a] if dl is _NEG else tan[a] * dl(val[a], val[i])
+                adj[a] = -g if dl is _NEG else g * dl(val[a], val[i])
             else:
-                ta = tb = None
                 if dl is not None:
-                    ta = tan[a] if dl is _ID else tan[a] * dl(val[a], val[b], val[i])
+                    adj[a] = g if dl is _ID else g * dl(val[a], val[b], val[i])
                 if dr is not None:
                     if dr is _ID:
-                        tb = tan[b]
+                        adj[b] = g
                     elif dr is _NEG:
-                        tb = -tan[b]
+                        adj[b] = -g
                     else:
-                        tb = tan[b] * dr(val[a], val[b], val[i])
-                if ta is None:
-                    tan[i] = tb
-                elif tb is None:
-                    tan[i] = ta
-                elif ta.shape[1] == tb.shape[1]:
-                    tan[i] = np.concatenate((ta, tb))
-                else:  # one side is variable-free: (p, 1) next to (p, n)
-                    out = np.empty((ta.shape[0] + tb.shape[0], max(ta.shape[1], tb.shape[1])))
-                    out[: ta.shape[0]] = ta
-                    out[ta.shape[0]:] = tb
-                    tan[i] = out
-        return tan[0]
+                        adj[b] = g * dr(val[a], val[b], val[i])
+        return J
 
 
-def _token_table(library: Library) -> list:
-    """Per token id: (arity, kind, function, d/d left or unary, d/d right, feature)."""
+def _token_table(library: Library, relaxed: bool = False) -> list:
+    """Per token id: (arity, kind, function, d/d left or unary, d/d right, feature, name).
+
+    ``relaxed`` puts the real part of the principal power in place of ``pow``.
+    """
     table = []
     for tok in library.tokens:
         dl = dr = None
@@ -199,7 +233,10 @@ def _token_table(library: Library) -> list:
                 dl, dr = _ID, _ID
             elif tok.name == "sub":
                 dl, dr = _ID, _NEG
-        table.append((tok.arity, tok.kind, tok.function, dl, dr, tok.feature))
+        fn = tok.function
+        if relaxed and tok.name == "pow":
+            fn, dl, dr = _relaxed_pow, _relaxed_pow_da, _relaxed_pow_db
+        table.append((tok.arity, tok.kind, fn, dl, dr, tok.feature, tok.name))
     return table
 
 
@@ -216,8 +253,8 @@ def _levenberg_marquardt(program: _Program, target: np.ndarray, sqrt_w, c0: np.n
     the running maximum of diag(A) (as MINPACK keeps its column norms) and
     Nielsen's update of μ from the gain ratio. The scaled A is diagonalised once
     per accepted step, so a rejected step costs one forward pass and no solve.
-    Trial points are evaluated without derivatives; the tangent is pushed only
-    through accepted points. A trial with non-finite output counts as a failed
+    Trial points are evaluated without derivatives; the Jacobian is taken only
+    at accepted points. A trial with non-finite output counts as a failed
     step (more damping), so LM can back away from the edge of the domain.
     """
     n = target.shape[0]
@@ -242,11 +279,9 @@ def _levenberg_marquardt(program: _Program, target: np.ndarray, sqrt_w, c0: np.n
     mu, nu = 1e-3, 2.0
     D = None
     while cost > floor and nfev < max_nfev:
-        T = program.tangent(val)
+        T = program.jacobian(val, n)  # (p, n)
         if sqrt_w is not None:
-            T = T * sqrt_w
-        if T.shape[1] != n:
-            T = np.broadcast_to(T, (T.shape[0], n))
+            T *= sqrt_w
         if not np.isfinite(T).all():
             T = np.nan_to_num(T, nan=0.0, posinf=0.0, neginf=0.0)
         A = T @ T.T  # (p, p)
@@ -309,9 +344,8 @@ def _scipy_lm(program: _Program, target, sqrt_w, c0, max_nfev, xtol, ftol, floor
         return np.where(np.isfinite(r), r, 1e150)  # MINPACK cannot take NaN
 
     def jac(c):
-        tan = program.tangent(program.values(c)) * w
-        return np.nan_to_num(np.broadcast_to(tan, (tan.shape[0], n)).T, nan=0.0,
-                             posinf=0.0, neginf=0.0)
+        J = program.jacobian(program.values(c), n) * w
+        return np.nan_to_num(J.T, nan=0.0, posinf=0.0, neginf=0.0)
 
     if np.any(fun(c0) == 1e150):
         return None
@@ -324,42 +358,93 @@ def _scipy_lm(program: _Program, target, sqrt_w, c0, max_nfev, xtol, ftol, floor
 _SOLVERS = {"lm": _levenberg_marquardt, "scipy": _scipy_lm}
 
 
-def _fit_one(tokens, table, columns, target, sqrt_w, starts, options):
+def _cost(out, target, sqrt_w) -> float:
+    """½‖√w·(out − y)‖², NaN where ``out`` is not finite."""
+    r = np.broadcast_to(out - target, target.shape)
+    if sqrt_w is not None:
+        r = r * sqrt_w
+    return 0.5 * float(r @ r)
+
+
+def _fit_integer_exponents(tokens, tables, program, columns, target, sqrt_w, c0, solver, args):
+    """Fit on the relaxation of ``pow``, round every exponent over a negative base, refit.
+
+    The rounded exponents are then held fixed while LM refits the other
+    constants on the true expression. Returns (c, cost, f(c)), or None when no
+    exponent sits over a negative base (the ordinary fit covers that case) or
+    when the result is not finite.
+    """
+    table, relaxed_table = tables
+    relaxed = _Program(tokens, relaxed_table, columns)
+    val = relaxed.values(c0)
+    if not any(np.any(np.asarray(val[base]) < 0) for base, _ in program.exponents):
+        return None
+    result = solver(relaxed, target, sqrt_w, c0, *args)
+    if result is None:
+        return None
+    c = result[0].copy()
+    val = relaxed.values(c)
+    rounded = {j: float(np.round(c[j])) for base, j in program.exponents
+               if np.any(np.asarray(val[base]) < 0)}
+    rest = _Program(tokens, table, columns, fixed=rounded)
+    for j, value in rounded.items():
+        c[j] = value
+    if rest.n_constants:
+        result = solver(rest, target, sqrt_w, c[rest.free], *args)
+        if result is None:
+            return None
+        c[rest.free], cost, out = result
+    else:
+        out = rest.values(np.zeros(0))[0]
+        cost = _cost(out, target, sqrt_w)
+    return (c, cost, out) if np.isfinite(cost) else None
+
+
+def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
     """Best constants over the starting points ``starts`` (r, p), or None.
 
     Returns ``(constants, output)``: the constants in BFS order and the
     expression's output at them on the fitting rows (``(n,)``, or a scalar for a
     variable-free expression), computed on the way, so the caller need not
-    evaluate the expression again on those rows.
+    evaluate the expression again on those rows. ``tables`` holds the token
+    table and its relaxed twin (:func:`_token_table`).
 
-    If the first start gives non-finite output, all ones is tried next: a
-    negative base under ``pow`` is finite only at an integer exponent, 1 is the
-    one integer every init scheme is centred on, and ``log(x + c)`` on
-    x ∈ [-1, 1] is defined at c = 1 but not at c = 0.7.
+    Two more fits start from the first starting point:
+
+    * if its output is not finite, all ones: a negative base under ``pow`` is
+      finite only at an integer exponent, 1 is the one integer every init
+      scheme is centred on, and ``log(x + c)`` on x ∈ [-1, 1] is defined at
+      c = 1 but not at c = 0.7;
+    * if an exponent ``c`` of ``pow`` sits over a negative base, the fit on the
+      relaxed ``pow``, with that exponent then rounded and the other constants
+      refitted (:func:`_fit_integer_exponents`).
+
+    The lowest cost wins.
     """
     try:
-        program = _Program(tokens, table, columns)
+        program = _Program(tokens, tables[0], columns)
         solver = _SOLVERS[options["solver"]]
-        order = program.order
+        args = (options["max_nfev"], options["xtol"], options["ftol"], options["floor"],
+                options["stall"])
         best, best_cost, best_out = None, np.inf, None
         for k, c0 in enumerate(starts):
-            args = (options["max_nfev"], options["xtol"], options["ftol"], options["floor"],
-                    options["stall"])
-            result = solver(program, target, sqrt_w, c0[order], *args)
-            if result is None and k == 0 and options["fallback_ones"]:
-                result = solver(program, target, sqrt_w, np.ones(len(order)), *args)
-            if result is None:
-                continue
-            c, cost, out = result
-            if np.isfinite(cost) and np.all(np.isfinite(c)) and cost < best_cost:
-                best, best_cost, best_out = c, cost, out
+            results = [solver(program, target, sqrt_w, c0, *args)]
+            if k == 0 and results[0] is None and options["fallback_ones"]:
+                results.append(solver(program, target, sqrt_w, np.ones(len(c0)), *args))
+            if k == 0 and program.exponents:
+                results.append(_fit_integer_exponents(tokens, tables, program, columns,
+                                                      target, sqrt_w, c0, solver, args))
+            for result in results:
+                if result is None:
+                    continue
+                c, cost, out = result
+                if np.isfinite(cost) and np.all(np.isfinite(c)) and cost < best_cost:
+                    best, best_cost, best_out = c, cost, out
             if best_cost <= options["floor"]:
                 break  # exact to round-off: no restart can do better
         if best is None:
             return None
-        bfs = np.empty_like(best)
-        bfs[order] = best
-        return bfs, best_out
+        return best, best_out
     except Exception:  # a fit that raises leaves the expression invalid, never the search
         return None
 
@@ -367,8 +452,8 @@ def _fit_one(tokens, table, columns, target, sqrt_w, starts, options):
 def _fit_many(jobs, library, columns, target, sqrt_w, options, keep_outputs=False):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        table = _token_table(library)
-        results = [_fit_one(t, table, columns, target, sqrt_w, starts, options)
+        tables = (_token_table(library), _token_table(library, relaxed=True))
+        results = [_fit_one(t, tables, columns, target, sqrt_w, starts, options)
                    for t, starts in jobs]
         if not keep_outputs:  # don't hold (or ship back from workers) n floats per fit
             results = [None if r is None else (r[0], None) for r in results]
