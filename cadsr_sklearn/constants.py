@@ -8,7 +8,7 @@ Three things make this fast enough to run on every batch:
   (:data:`_DERIVATIVES`), instead of finite differences. Every node has one
   parent, so one sweep from the root down gives d output / d node for every
   node as a single row, and the Jacobian's rows are those of the ``c`` leaves:
-  the cost does not grow with the number of constants;
+  one sweep whatever the number of constants;
 * **constant folding of the structure**: subtrees without a constant token do not
   change while the constants move, so they are evaluated once per expression;
 * **a small LM in NumPy** on the ``p x p`` normal equations (``p <= 10`` here),
@@ -359,11 +359,17 @@ _SOLVERS = {"lm": _levenberg_marquardt, "scipy": _scipy_lm}
 
 
 def _cost(out, target, sqrt_w) -> float:
-    """½‖√w·(out − y)‖², NaN where ``out`` is not finite."""
+    """½‖√w·(out − y)‖², not finite where ``out`` is not."""
     r = np.broadcast_to(out - target, target.shape)
     if sqrt_w is not None:
         r = r * sqrt_w
     return 0.5 * float(r @ r)
+
+
+def _negative_bases(program: _Program, val: list, skip=()) -> list:
+    """BFS numbers of the exponents ``c`` of ``pow(base, c)`` whose base is negative somewhere."""
+    return [j for base, j in program.exponents
+            if j not in skip and np.any(np.asarray(val[base]) < 0)]
 
 
 def _fit_integer_exponents(tokens, tables, program, columns, target, sqrt_w, c0, solver, args):
@@ -371,24 +377,29 @@ def _fit_integer_exponents(tokens, tables, program, columns, target, sqrt_w, c0,
 
     The rounded exponents are then held fixed while LM refits the other
     constants on the true expression. Returns (c, cost, f(c)), or None when no
-    exponent sits over a negative base (the ordinary fit covers that case) or
-    when the result is not finite.
+    exponent sits over a negative base at ``c0`` (the ordinary fit covers that
+    case) or when the result is not finite.
     """
+    # The innermost pow over a negative base sees the same base in the true and the
+    # relaxed expression, so the (cheaper) true one tells whether there is any.
+    if not _negative_bases(program, program.values(c0)):
+        return None
     table, relaxed_table = tables
     relaxed = _Program(tokens, relaxed_table, columns)
-    val = relaxed.values(c0)
-    if not any(np.any(np.asarray(val[base]) < 0) for base, _ in program.exponents):
-        return None
     result = solver(relaxed, target, sqrt_w, c0, *args)
     if result is None:
         return None
     c = result[0].copy()
-    val = relaxed.values(c)
-    rounded = {j: float(np.round(c[j])) for base, j in program.exponents
-               if np.any(np.asarray(val[base]) < 0)}
-    rest = _Program(tokens, table, columns, fixed=rounded)
-    for j, value in rounded.items():
-        c[j] = value
+    rounded: dict = {}
+    to_round = _negative_bases(relaxed, relaxed.values(c))
+    rest = program  # no base negative at the relaxed optimum: there it is the true pow
+    # Rounding one exponent can turn another base negative (pow(x, c1) + c2 as a
+    # base): round until every exponent over a negative base is an integer.
+    while to_round:
+        for j in to_round:
+            c[j] = rounded[j] = float(np.round(c[j]))
+        rest = _Program(tokens, table, columns, fixed=rounded)
+        to_round = _negative_bases(program, rest.values(c[rest.free]), skip=rounded)
     if rest.n_constants:
         result = solver(rest, target, sqrt_w, c[rest.free], *args)
         if result is None:
@@ -409,15 +420,17 @@ def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
     evaluate the expression again on those rows. ``tables`` holds the token
     table and its relaxed twin (:func:`_token_table`).
 
-    Two more fits start from the first starting point:
+    Two more fits may follow the first start:
 
-    * if its output is not finite, all ones: a negative base under ``pow`` is
-      finite only at an integer exponent, 1 is the one integer every init
-      scheme is centred on, and ``log(x + c)`` on x ∈ [-1, 1] is defined at
-      c = 1 but not at c = 0.7;
-    * if an exponent ``c`` of ``pow`` sits over a negative base, the fit on the
-      relaxed ``pow``, with that exponent then rounded and the other constants
-      refitted (:func:`_fit_integer_exponents`).
+    * if its output is not finite, one from all ones (unless ``init="ones"``,
+      where that was the first start): a negative base under ``pow`` is finite
+      only at an integer exponent, 1 is the one integer every init scheme is
+      centred on, and ``log(x + c)`` on x ∈ [-1, 1] is defined at c = 1 but
+      not at c = 0.7;
+    * unless a fit is already exact, if an exponent ``c`` of ``pow`` sits over
+      a negative base at the first start: the fit on the relaxed ``pow``, with
+      that exponent then rounded and the other constants refitted
+      (:func:`_fit_integer_exponents`).
 
     The lowest cost wins.
     """
@@ -431,9 +444,13 @@ def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
             results = [solver(program, target, sqrt_w, c0, *args)]
             if k == 0 and results[0] is None and options["fallback_ones"]:
                 results.append(solver(program, target, sqrt_w, np.ones(len(c0)), *args))
-            if k == 0 and program.exponents:
-                results.append(_fit_integer_exponents(tokens, tables, program, columns,
-                                                      target, sqrt_w, c0, solver, args))
+            exact = any(r is not None and r[1] <= options["floor"] for r in results)
+            if k == 0 and program.exponents and not exact:
+                try:  # never let the extra fit cost the ordinary one
+                    results.append(_fit_integer_exponents(tokens, tables, program, columns,
+                                                          target, sqrt_w, c0, solver, args))
+                except Exception:
+                    pass
             for result in results:
                 if result is None:
                     continue
@@ -500,12 +517,16 @@ class ConstantFitter:
     init : {"near_one", "uniform", "ones"}, default="near_one"
         Starting constants: Uniform(0.5, 1.5) per constant; Uniform(0, 1) (the
         authors' choice); or all ones (DSO's). When the first start gives
-        non-finite output, all ones is tried once more.
+        non-finite output, all ones is tried once more; when an exponent of
+        ``pow`` sits over a negative base, it is also fitted as an integer (see
+        :func:`_fit_one`).
     n_restarts : int, default=0
         Extra starting points per expression, drawn like ``init`` (Uniform(0.5,
         1.5) for ``"ones"``); the lowest cost wins.
     max_nfev : int, default=100
-        Forward passes per starting point (accepted and rejected LM steps).
+        Forward passes per LM run (accepted and rejected steps). The first start
+        may add up to three more runs: from all ones, on the relaxed ``pow``,
+        and the refit after rounding.
     xtol, ftol : float, default=1e-10
         Relative step and relative cost-decrease tolerances.
     solver : {"lm", "scipy"}, default="lm"
