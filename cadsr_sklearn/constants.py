@@ -628,38 +628,47 @@ class ConstantFitter:
         lo, hi = (0.0, 1.0) if self.init == "uniform" else (0.5, 1.5)
         return np.vstack([first, self.rng.uniform(lo, hi, (self.n_restarts, p))])
 
-    def fit(self, expressions: Sequence[Expression], keep_outputs: bool = False) -> list[Expression]:
+    def fit(self, expressions: Sequence[Expression], keep_outputs: bool = False,
+            warm_start: bool = False) -> list[Expression]:
         """Expressions with fitted constants, parallel to ``expressions``.
 
         Expressions without constant tokens are returned as they are. A failed
         fit gives NaN constants and a False in :attr:`success_`. With
         ``keep_outputs``, :attr:`outputs_` holds the fitted expressions' outputs
-        on the rows ``rows_``.
+        on the rows ``rows_``. With ``warm_start``, every structure is fitted
+        afresh, first from the constants the expression holds (when finite),
+        then from the usual starting points, and the cache is neither read nor
+        written: for edits of a fitted formula, whose other constants are
+        already right.
         """
         expressions = list(expressions)
         keys = [fit_key(e.tokens) for e in expressions]
+        cache = {} if warm_start else self.cache
         todo: dict = {}
         for e, key in zip(expressions, keys):
-            if key not in self.cache and key not in todo and e.n_constants:
+            if key not in cache and key not in todo and e.n_constants:
                 # Starting points are drawn here, in input order, so results do
                 # not depend on how the work is split across processes.
-                todo[key] = (e.tokens, self._starts(e.n_constants))
+                starts = self._starts(e.n_constants)
+                if warm_start and np.all(np.isfinite(e.constants)):
+                    starts = np.vstack([e.constants, starts])
+                todo[key] = (e.tokens, starts)
         self.outputs_ = {}
         if todo:
             jobs = list(todo.values())
             results = self._run(jobs, expressions[0].library, keep_outputs)
             for key, result in zip(todo, results):
                 if result is None:
-                    self.cache[key] = None
+                    cache[key] = None
                 else:
-                    self.cache[key], output = result
+                    cache[key], output = result
                     if keep_outputs:
                         self.outputs_[key] = output
             self.n_fitted_ += len(jobs)
 
         out, success = [], np.ones(len(expressions), dtype=bool)
         for j, (e, key) in enumerate(zip(expressions, keys)):
-            c = self.cache.get(key, _NO_CONSTANTS)
+            c = cache.get(key, _NO_CONSTANTS)
             if c is _NO_CONSTANTS:
                 out.append(e)
             elif c is None:

@@ -14,8 +14,10 @@ improved the way the reward itself would choose:
    node or one of its children. The swap lets a phase shift go:
    ``cos(u - 1.5708)`` becomes ``sin(u - c)``, LM sets c = 0, and the
    subtraction is removed, leaving ``sin(u)``.
-2. Each edited expression has its constants refitted (Levenberg–Marquardt, from
-   fresh starting values) and is scored with the same reward as the search.
+2. Each edited expression has its constants refitted (Levenberg–Marquardt,
+   first from the values τ* held for the constants the edit kept, a new ``c``
+   at 1, then from fresh starting values) and is scored with the same reward as
+   the search.
 3. The edit that raises the reward most is kept; repeat until none does.
 
 Every kept edit removes at least one node, so the search ends after at most
@@ -55,7 +57,8 @@ def prune(
         τ*, with ``expression``, ``reward`` and ``loss``.
     score : callable
         Maps a list of expressions to candidates (fits constants, scores the
-        reward), as the search's scorer does.
+        reward), as the search's scorer does; its :meth:`refit` starts each fit
+        from the constants the edit kept.
     admits : callable, optional
         Maps BFS token sequences to whether the sampler could have drawn them
         (:meth:`Constraints.admits <cadsr_sklearn.constraints.Constraints.admits>`);
@@ -92,9 +95,15 @@ def prune(
 
 
 def _edits(expression: Expression) -> Iterator[Expression]:
-    """Distinct expressions one removal, or one operator swap and one removal, away."""
+    """Distinct expressions one removal, or one operator swap and one removal, away.
+
+    Each carries the constants of τ* that the edit kept (a new ``c`` holds 1), so
+    that its refit can start from them.
+    """
     library = expression.library
     prefix = expression.prefix()
+    values = iter(expression.prefix_constants().tolist())
+    held = [next(values) if t == library.const_id else None for t in prefix]  # per position
     seen = {tuple(prefix)}
     arity = library._arity_list
     variants = [(prefix, range(len(prefix)))]
@@ -103,14 +112,16 @@ def _edits(expression: Expression) -> Iterator[Expression]:
         end = _subtree_end(prefix, i, arity)
         variants.append((swapped, [i] + [a for a, _ in _child_spans(prefix, i, end, arity)]))
     for variant, starts in variants:
-        for edited in _removals(variant, library, starts):
+        for edited, kept in _removals(variant, held, library, starts):
             if tuple(edited) not in seen:
                 seen.add(tuple(edited))
-                yield Expression.from_prefix(edited, library)
+                constants = [v for t, v in zip(edited, kept) if t == library.const_id]
+                yield Expression.from_prefix(edited, library, constants)
 
 
-def _removals(prefix: list[int], library, starts: Sequence[int]) -> Iterator[list[int]]:
-    """Preorder sequences with the subtree at one of ``starts`` replaced by a child, ``c`` or ``1``."""
+def _removals(prefix: list[int], held: list, library, starts: Sequence[int]):
+    """(preorder sequence, per-position constants) with the subtree at one of ``starts``
+    replaced by a child, ``c`` or ``1``."""
     arity = library._arity_list
     leaves = [t for t in (library.const_id, library.one_id) if t is not None]
     for start in starts:
@@ -118,9 +129,11 @@ def _removals(prefix: list[int], library, starts: Sequence[int]) -> Iterator[lis
         if end - start < 2:
             continue
         for a, b in _child_spans(prefix, start, end, arity):
-            yield prefix[:start] + prefix[a:b] + prefix[end:]
+            yield (prefix[:start] + prefix[a:b] + prefix[end:],
+                   held[:start] + held[a:b] + held[end:])
         for leaf in leaves:
-            yield prefix[:start] + [leaf] + prefix[end:]
+            value = 1.0 if leaf == library.const_id else None
+            yield prefix[:start] + [leaf] + prefix[end:], held[:start] + [value] + held[end:]
 
 
 def _swaps(prefix: list[int], library) -> Iterator[tuple[int, list[int]]]:

@@ -151,16 +151,30 @@ class _Scorer:
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
-            fitted = self.fitter.fit(list(new.values()), keep_outputs=self.reuse_outputs)
-            outputs = self.fitter.outputs_ if self.reuse_outputs else {}
-            for expr, ok in zip(fitted, self.fitter.success_):
-                # a failed fit leaves NaN constants: nothing to evaluate
-                y_pred = self._predict(expr, outputs) if ok else None
-                if y_pred is None or not np.all(np.isfinite(y_pred)):
-                    self.cache[expr.key] = Candidate(expr, -math.inf, math.inf)
-                else:
-                    self.cache[expr.key] = Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred))
+            for cand in self._fit_and_score(list(new.values()), warm_start=False):
+                self.cache[cand.expression.key] = cand
         return [self.cache[e.key] for e in expressions]
+
+    def refit(self, expressions: list[Expression]) -> list[Candidate]:
+        """Candidates fitted afresh, each first from the constants it holds; no cache.
+
+        For edits of τ* (pruning): the constants the edit left alone are
+        already right, where a fresh start can land in another minimum.
+        """
+        return self._fit_and_score(expressions, warm_start=True)
+
+    def _fit_and_score(self, expressions: list[Expression], warm_start: bool) -> list[Candidate]:
+        fitted = self.fitter.fit(expressions, keep_outputs=self.reuse_outputs, warm_start=warm_start)
+        outputs = self.fitter.outputs_ if self.reuse_outputs else {}
+        candidates = []
+        for expr, ok in zip(fitted, self.fitter.success_):
+            # a failed fit leaves NaN constants: nothing to evaluate
+            y_pred = self._predict(expr, outputs) if ok else None
+            if y_pred is None or not np.all(np.isfinite(y_pred)):
+                candidates.append(Candidate(expr, -math.inf, math.inf))
+            else:
+                candidates.append(Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred)))
+        return candidates
 
     def _predict(self, expr: Expression, outputs: dict) -> np.ndarray | None:
         """Predictions on X, or None when already non-finite on the fitting rows."""
@@ -351,7 +365,7 @@ def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
     deadline = None if config.max_time is None else start + config.max_time
     max_loss = exact_loss if result.stop_reason == "tol" else math.inf
     try:
-        result.best = prune(result.best, scorer, sampler.constraints.admits, max_loss, deadline)
+        result.best = prune(result.best, scorer.refit, sampler.constraints.admits, max_loss, deadline)
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"

@@ -150,3 +150,34 @@ def test_a_phase_shift_goes_by_swapping_the_operator_first():
     pruned = prune(start, score)
     assert pruned.expression.key == _prefix(["add", "sin", "mul", "x0", "x0", "c"]).key
     np.testing.assert_allclose(pruned.expression.constants, [-0.75])
+
+
+def test_edits_carry_the_constants_they_keep():
+    # 10·sin(40·x) + (20 − 30); BFS numbers the constants 10, 20, 30, 40
+    best = _prefix(["add", "mul", "c", "sin", "mul", "c", "x0", "sub", "c", "c"])
+    best = best.with_constants([10.0, 20.0, 30.0, 40.0])
+    for edit in _edits(best):
+        # every constant comes from τ* or is a new c at 1, and none is invented
+        assert set(edit.constants.tolist()) <= {10.0, 20.0, 30.0, 40.0, 1.0}
+    # (20 − 30) replaced by its left child: 10·sin(40·x) + 20
+    target = _prefix(["add", "mul", "c", "sin", "mul", "c", "x0", "c"])
+    (edit,) = [e for e in _edits(best) if e.key == target.key]
+    assert edit.constants.tolist() == [20.0, 10.0, 40.0]  # BFS: the c at depth 1 first
+    assert edit.prefix_constants().tolist() == [10.0, 40.0, 20.0]
+
+
+def test_refits_start_from_the_kept_constants():
+    # 2.5·sin(7.3x) + (c − c): replacing (c − c) by c, a fresh start (frequency near 1)
+    # falls into another minimum; started from the frequency τ* holds, the refit is exact.
+    X = np.linspace(-1, 1, 60)[:, None]
+    y = 2.5 * np.sin(7.3 * X[:, 0])
+    score = _scorer(X, y)
+    bloated = _prefix(["add", "mul", "c", "sin", "mul", "c", "x0", "sub", "c", "c"])
+    (start,) = score.refit([bloated.with_constants([2.5, 0.3, 0.3, 7.3])])  # BFS order
+    assert start.loss <= 1e-20 * np.var(y)
+    shorter = _prefix(["add", "mul", "c", "sin", "mul", "c", "x0", "c"])
+    (cold,) = score([shorter])
+    assert cold.loss > 1e-3 * np.var(y)  # the fresh start alone misses
+    pruned = prune(start, score.refit)
+    assert pruned.expression.key == _prefix(["mul", "c", "sin", "mul", "c", "x0"]).key
+    assert pruned.loss <= 1e-20 * np.var(y)
