@@ -420,17 +420,17 @@ def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
     evaluate the expression again on those rows. ``tables`` holds the token
     table and its relaxed twin (:func:`_token_table`).
 
-    Two more fits may follow the first start:
+    More fits may follow a start:
 
     * if its output is not finite, one from all ones (unless ``init="ones"``,
       where that was the first start): a negative base under ``pow`` is finite
       only at an integer exponent, 1 is the one integer every init scheme is
       centred on, and ``log(x + c)`` on x ∈ [-1, 1] is defined at c = 1 but
       not at c = 0.7;
-    * unless a fit is already exact, if an exponent ``c`` of ``pow`` sits over
-      a negative base at the first start: the fit on the relaxed ``pow``, with
-      that exponent then rounded and the other constants refitted
-      (:func:`_fit_integer_exponents`).
+    * from every start, unless a fit from it is already exact, if an exponent
+      ``c`` of ``pow`` sits over a negative base there: the fit on the relaxed
+      ``pow``, with that exponent then rounded and the other constants
+      refitted (:func:`_fit_integer_exponents`).
 
     The lowest cost wins.
     """
@@ -445,7 +445,7 @@ def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
             if k == 0 and results[0] is None and options["fallback_ones"]:
                 results.append(solver(program, target, sqrt_w, np.ones(len(c0)), *args))
             exact = any(r is not None and r[1] <= options["floor"] for r in results)
-            if k == 0 and program.exponents and not exact:
+            if program.exponents and not exact:
                 try:  # never let the extra fit cost the ordinary one
                     results.append(_fit_integer_exponents(tokens, tables, program, columns,
                                                           target, sqrt_w, c0, solver, args))
@@ -524,9 +524,9 @@ class ConstantFitter:
         Extra starting points per expression, drawn like ``init`` (Uniform(0.5,
         1.5) for ``"ones"``); the lowest cost wins.
     max_nfev : int, default=100
-        Forward passes per LM run (accepted and rejected steps). The first start
-        may add up to three more runs: from all ones, on the relaxed ``pow``,
-        and the refit after rounding.
+        Forward passes per LM run (accepted and rejected steps). A start may add
+        up to three more runs: from all ones (the first start only), on the
+        relaxed ``pow``, and the refit after rounding.
     xtol, ftol : float, default=1e-10
         Relative step and relative cost-decrease tolerances.
     solver : {"lm", "scipy"}, default="lm"
