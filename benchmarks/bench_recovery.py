@@ -80,6 +80,11 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default") -
     }
 
 
+def _mean_percent(rates: dict, suite: str) -> float | None:
+    values = [v for k, v in rates.items() if k.startswith(suite) and v is not None]
+    return round(100 * statistics.mean(values), 1) if values else None
+
+
 def parse_seeds(text: str) -> list[int]:
     if "-" in text:
         lo, hi = text.split("-")
@@ -140,17 +145,15 @@ def main() -> None:
               f"{statistics.median(float(r['r2_test']) for r in rs):>10.4f}"
               f"{statistics.median(int(r['complexity']) for r in rs):>7.0f}"
               f"{statistics.median(float(r['time_to_best_s']) for r in rs):>12.1f}")
-    nguyen = [v for k, v in summary.items() if k.startswith("Nguyen")]
     always = [summary[k] >= 0.8 for k in DSR_ALWAYS if k in summary]
     print(json.dumps({
         "benchmark": "recovery",
-        "nguyen_mean_recovery": round(100 * statistics.mean(nguyen), 1) if nguyen else None,
+        "nguyen_mean_recovery": _mean_percent(summary, "Nguyen"),
         "dsr_published_nguyen_mean": 83.6,
         "dsr_always_problems_at_4_of_5": f"{sum(always)}/{len(always)}",
-        "nguyen_mean_exact_on_test": round(100 * statistics.mean(v for k, v in exact_rates.items() if k.startswith("Nguyen")), 1)
-        if any(v is not None for k, v in exact_rates.items() if k.startswith("Nguyen")) else None,
-        "constant_mean_recovery": round(100 * statistics.mean([v for k, v in summary.items() if k.startswith("Constant")]), 1)
-        if any(k.startswith("Constant") for k in summary) else None,
+        "nguyen_mean_exact_on_test": _mean_percent(exact_rates, "Nguyen"),
+        "constant_mean_recovery": _mean_percent(summary, "Constant"),
+        "constant_mean_exact_on_test": _mean_percent(exact_rates, "Constant"),
         "max_time": args.max_time,
     }))
 
