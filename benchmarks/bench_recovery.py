@@ -112,9 +112,12 @@ def main() -> None:
             done = {(r["problem"], int(r["seed"])) for r in csv.DictReader(fh)}
     tasks = [(p, s) for p in problems for s in parse_seeds(args.seeds) if (p, s) not in done]
     fields = FIELDS
-    if out.exists():  # resuming a file from an older version: keep its columns
+    if out.exists() and out.stat().st_size:  # resuming, maybe a file of an older version
         with out.open() as fh:
-            fields = next(csv.reader(fh), FIELDS)
+            fields = next(csv.reader(fh))
+        if fields != FIELDS:
+            print(f"{out} has the columns of an older version; new rows keep them, so "
+                  f"{sorted(set(FIELDS) - set(fields))} are not recorded", flush=True)
     else:
         with out.open("w", newline="") as fh:
             csv.DictWriter(fh, FIELDS).writeheader()

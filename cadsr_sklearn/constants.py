@@ -422,11 +422,11 @@ def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
 
     More fits may follow a start:
 
-    * if its output is not finite, one from all ones (unless ``init="ones"``,
-      where that was the first start): a negative base under ``pow`` is finite
-      only at an integer exponent, 1 is the one integer every init scheme is
-      centred on, and ``log(x + c)`` on x ∈ [-1, 1] is defined at c = 1 but
-      not at c = 0.7;
+    * the first time a start's output is not finite, one from all ones (never
+      with ``init="ones"``, where all ones was the first start): a negative
+      base under ``pow`` is finite only at an integer exponent, 1 is the one
+      integer every init scheme is centred on, and ``log(x + c)`` on
+      x ∈ [-1, 1] is defined at c = 1 but not at c = 0.7;
     * from every start, unless a fit from it is already exact, if an exponent
       ``c`` of ``pow`` sits over a negative base there: the fit on the relaxed
       ``pow``, with that exponent then rounded and the other constants
@@ -440,9 +440,11 @@ def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
         args = (options["max_nfev"], options["xtol"], options["ftol"], options["floor"],
                 options["stall"])
         best, best_cost, best_out = None, np.inf, None
-        for k, c0 in enumerate(starts):
+        tried_ones = not options["fallback_ones"]
+        for c0 in starts:
             results = [solver(program, target, sqrt_w, c0, *args)]
-            if k == 0 and results[0] is None and options["fallback_ones"]:
+            if results[0] is None and not tried_ones:
+                tried_ones = True
                 results.append(solver(program, target, sqrt_w, np.ones(len(c0)), *args))
             exact = any(r is not None and r[1] <= options["floor"] for r in results)
             if program.exponents and not exact:
@@ -525,7 +527,7 @@ class ConstantFitter:
         1.5) for ``"ones"``); the lowest cost wins.
     max_nfev : int, default=100
         Forward passes per LM run (accepted and rejected steps). A start may add
-        up to three more runs: from all ones (the first start only), on the
+        up to three more runs: from all ones (once per expression), on the
         relaxed ``pow``, and the refit after rounding.
     xtol, ftol : float, default=1e-10
         Relative step and relative cost-decrease tolerances.
@@ -636,8 +638,9 @@ class ConstantFitter:
         fit gives NaN constants and a False in :attr:`success_`. With
         ``keep_outputs``, :attr:`outputs_` holds the fitted expressions' outputs
         on the rows ``rows_``. With ``warm_start``, every structure is fitted
-        afresh, first from the constants the expression holds (when finite),
-        then from the usual starting points, and the cache is neither read nor
+        afresh, first from the constants the expression holds (1 in place of a
+        non-finite one; of a structure given twice, the first copy's), then
+        from the usual starting points, and the cache is neither read nor
         written: for edits of a fitted formula, whose other constants are
         already right.
         """
@@ -650,8 +653,9 @@ class ConstantFitter:
                 # Starting points are drawn here, in input order, so results do
                 # not depend on how the work is split across processes.
                 starts = self._starts(e.n_constants)
-                if warm_start and np.all(np.isfinite(e.constants)):
-                    starts = np.vstack([e.constants, starts])
+                if warm_start:  # a non-finite value held is started at 1
+                    held = np.where(np.isfinite(e.constants), e.constants, 1.0)
+                    starts = np.vstack([held, starts])
                 todo[key] = (e.tokens, starts)
         self.outputs_ = {}
         if todo:

@@ -21,8 +21,9 @@ improved the way the reward itself would choose:
 3. The edit that raises the reward most is kept; repeat until none does.
 
 Every kept edit removes at least one node, so the search ends after at most
-``len(τ*)`` rounds. A round scores a few hundred expressions for a 15-node τ*
-(about a thousand for 30 nodes), less than an epoch. Edits the sampler's constraints would reject are not
+``len(τ*)`` rounds. A round refits a few hundred expressions for a 15-node τ*
+(about a thousand for 30 nodes), each from two starts: about an epoch's
+constant fitting. Edits the sampler's constraints would reject are not
 tried, so the answer stays in the language the policy writes. After an exact
 fit (the ``tol`` stop), edits that lose exactness are not taken, whatever the
 reward (a bounded one, such as the BIC with σ² = Var(y), could trade it for a
@@ -57,7 +58,7 @@ def prune(
         τ*, with ``expression``, ``reward`` and ``loss``.
     score : callable
         Maps a list of expressions to candidates (fits constants, scores the
-        reward), as the search's scorer does; its :meth:`refit` starts each fit
+        reward). The search passes its scorer's ``refit``, which starts each fit
         from the constants the edit kept.
     admits : callable, optional
         Maps BFS token sequences to whether the sampler could have drawn them
