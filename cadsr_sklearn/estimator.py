@@ -20,11 +20,12 @@ from threadpoolctl import threadpool_limits
 from ._version import __version__
 from .constants import ConstantFitter
 from .constraints import Constraints
-from .expression import Expression
+from .expression import Expression, rounded_latex
 from .library import BINARY_OPERATORS, DEFAULT_BINARY, DEFAULT_UNARY, UNARY_OPERATORS, Library
 from .policy import Policy
 from .rewards import _valid_mean_square, make_reward
 from .sampler import Sampler
+from .simplification import simplest_equivalent
 from .training import Candidate, TrainingConfig, _Scorer, run_search
 
 __all__ = ["CADSRRegressor", "resolve_device"]
@@ -178,6 +179,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         :mod:`cadsr_sklearn.pruning`). It removes dead weight such as
         ``2.718**x - exp(x)``, which fits as well as nothing. Not in the paper;
         ``False`` returns the sampled τ* as it is.
+    simplify : bool, default=True
+        Report each formula (:attr:`expression_`, ``equations_``) in the
+        shortest SymPy form that predicts what its tree predicts on the training
+        rows to within round-off (see :mod:`cadsr_sklearn.simplification`):
+        features are real (``sqrt(x**4)`` is ``x**2``), constants round-off
+        from 0, an integer, p/q, p·π/q or e become that number (``cos(u +
+        1.5707963267949)`` is ``-sin(u)``), logs of products are split and
+        products of sums multiplied out where that is shorter. ``predict``
+        always evaluates the tree. ``False`` reports the tree as SymPy reads it.
     device : str, default="auto"
         Torch device of the policy: "auto" (CUDA when available, else CPU),
         "cpu", "cuda", "cuda:N" or "mps".
@@ -191,7 +201,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     expression_ : sympy.Expr
-        The best formula τ* (highest reward seen), in the feature names.
+        The best formula τ* (highest reward seen), in the feature names;
+        with ``simplify``, its shortest form equal to it on the training rows.
     best_expression_ : Expression
         The same formula as a token tree with fitted constants; ``predict``
         evaluates it exactly as it was scored.
@@ -259,6 +270,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left"), None],
         "prune": ["boolean"],
+        "simplify": ["boolean"],
         "device": [str, torch.device],
         "n_jobs": [
             Interval(Integral, None, -1, closed="right"),
@@ -308,6 +320,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         tol=1e-20,
         patience=None,
         prune=True,
+        simplify=True,
         device="auto",
         n_jobs=None,
         random_state=None,
@@ -349,6 +362,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.patience = patience
         self.prune = prune
+        self.simplify = simplify
         self.device = device
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -513,9 +527,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 "training data). Try other operators, more epochs, or rescaling X and y."
             )
         self.best_expression_ = result.best.expression
-        self.expression_ = self.best_expression_.to_sympy(self._feature_names())
         front = result.hall_of_fame.pareto_front(keep=result.best)
-        self.equations_ = self._equations_table(front, result.best)
+        self.equations_ = self._equations_table(front, result.best, X)
+        self.expression_ = self._formula(self.best_expression_, X)
         self.history_ = result.history
         self.y_variance_ = y_variance
         self.n_epochs_ = result.n_epochs
@@ -529,9 +543,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         library = Library(X.shape[1], (), ("neg",), use_constants=True, use_one=False)
         expr = Expression((library.const_id,), library, [float(y[0])])
         self.best_expression_ = expr
-        self.expression_ = expr.to_sympy(self._feature_names())
+        self.expression_ = self._formula(expr, X)
         best = Candidate(expr, math.inf, 0.0)
-        self.equations_ = self._equations_table([best], best)
+        self.equations_ = self._equations_table([best], best, X)
         self.history_ = []
         self.y_variance_ = 0.0
         self.n_epochs_ = 0
@@ -545,14 +559,23 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return [str(n) for n in names]
         return [f"x{i}" for i in range(self.n_features_in_)]
 
-    def _equations_table(self, front: list[Candidate], best: Candidate):
+    def _formula(self, expression: Expression, X: np.ndarray) -> sympy.Expr:
+        """``expression`` in SymPy and the feature names; its shortest equal form with ``simplify``."""
         names = self._feature_names()
+        formula = expression.to_sympy(names)
+        if not self.simplify:
+            return formula
+        with np.errstate(all="ignore"):
+            reference = expression.evaluate(X)
+        return simplest_equivalent(formula, X, reference, [sympy.Symbol(n) for n in names])
+
+    def _equations_table(self, front: list[Candidate], best: Candidate, X: np.ndarray):
         rows = [
             {
                 "complexity": c.complexity,
                 "loss": c.loss,
                 "reward": c.reward,
-                "equation": c.expression.to_sympy(names),
+                "equation": self._formula(c.expression, X),
                 "selected": c.expression.key == best.expression.key,
                 "expression": c.expression,
             }
@@ -599,8 +622,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
     def latex(self, precision: int = 4) -> str:
         """The discovered formula in LaTeX, floats to ``precision`` significant digits."""
-        check_is_fitted(self, "best_expression_")
-        return self.best_expression_.latex(self._feature_names(), precision)
+        check_is_fitted(self, "expression_")
+        return rounded_latex(self.expression_, precision)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         saved = state.get("version_")

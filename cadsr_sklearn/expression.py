@@ -23,7 +23,7 @@ import sympy
 from .library import Library
 from .positions import tree_positions
 
-__all__ = ["Expression", "Node", "is_complete", "sympy_complexity", "simplified_complexity"]
+__all__ = ["Expression", "Node", "is_complete", "rounded_latex", "sympy_complexity", "simplified_complexity"]
 
 # The literal ``1`` as a NumPy scalar, so that variable-free subtrees are computed
 # by the same ufunc loops whether they hold ``1`` or ``c``.
@@ -425,9 +425,7 @@ class Expression:
 
     def latex(self, feature_names: Sequence[str] | None = None, precision: int = 4) -> str:
         """LaTeX of the SymPy form, floats shown to ``precision`` significant digits."""
-        expr = self.to_sympy(feature_names)
-        expr = expr.xreplace({f: sympy.Float(f, precision) for f in expr.atoms(sympy.Float)})
-        return sympy.latex(expr)
+        return rounded_latex(self.to_sympy(feature_names), precision)
 
     def infix(self, feature_names: Sequence[str] | None = None, precision: int = 4) -> str:
         """Readable infix string built from each token's display form."""
@@ -502,6 +500,12 @@ def _sympy_number(value: float, exact: bool) -> sympy.Expr:
         if float(ratio) == value:
             return sympy.Rational(ratio.numerator, ratio.denominator)
     return sympy.Float(value)
+
+
+def rounded_latex(expr: sympy.Expr, precision: int = 4) -> str:
+    """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits."""
+    expr = expr.xreplace({f: sympy.Float(f, precision) for f in expr.atoms(sympy.Float)})
+    return sympy.latex(expr)
 
 
 def sympy_complexity(expr: sympy.Expr) -> int:

@@ -126,39 +126,40 @@ def model(est, X=None) -> str:
     """The fitted formula as a SymPy-parsable string in the DataFrame's column names.
 
     Plain ``+ - * / **`` and SymPy's function names (``sin``, ``cos``, ``exp``,
-    ``log``, ``sqrt``, ``Abs``…); constants are written in full precision, so
-    the parsed string predicts what ``est.predict`` predicts.
+    ``log``, ``sqrt``, ``Abs``…). The formula is ``est.expression_`` (the shortest
+    form equal to the tree on the training rows), its constants written in full
+    precision, so the parsed string predicts what ``est.predict`` predicts to
+    within round-off.
     """
     columns = _column_names(est, X)
-    placeholders = [f"_cadsr_x{i}" for i in range(len(columns))]
-    expr = _printable_numbers(est.best_expression_.to_sympy(placeholders))
+    placeholders = [sympy.Symbol(f"_cadsr_x{i}") for i in range(len(columns))]
+    fitted = [sympy.Symbol(n) for n in _column_names(est)]
+    expr = _printable_numbers(est.expression_.xreplace(dict(zip(fitted, placeholders))))
     names = formula_names(columns, reserved=RESERVED_NAMES)
-    expr = expr.xreplace({sympy.Symbol(p): sympy.Symbol(n) for p, n in zip(placeholders, names)})
+    expr = expr.xreplace({p: sympy.Symbol(n) for p, n in zip(placeholders, names)})
     return sympy.sstr(expr)
 
 
 def complexity(est) -> int:
     """Nodes of the formula in SymPy's preorder traversal (as SRBench counts them)."""
-    expr = est.best_expression_.to_sympy([f"x{i}" for i in range(est.n_features_in_)])
-    return sum(1 for _ in sympy.preorder_traversal(expr))
+    return sum(1 for _ in sympy.preorder_traversal(est.expression_))
 
 
-def _front_expressions(est) -> list:
-    """(Expression, is_selected) of every Pareto-front member, simplest first."""
+def _front_rows(est) -> list[dict]:
+    """The Pareto-front rows of ``est.equations_``, simplest first."""
     table = est.equations_
-    rows = table if isinstance(table, list) else table.to_dict("records")
-    return [(r["expression"], bool(r["selected"])) for r in rows]
+    return table if isinstance(table, list) else table.to_dict("records")
 
 
-def _with_expression(est, expression):
-    """A copy of the fitted ``est`` that predicts with ``expression``.
+def _with_expression(est, row: dict):
+    """A copy of the fitted ``est`` that predicts with the front member ``row``.
 
     A shallow copy shares the read-only fitted tables (history, front); only
     the two attributes ``predict`` and ``model`` read are replaced.
     """
     member = copy.copy(est)
-    member.best_expression_ = expression
-    member.expression_ = expression.to_sympy(_column_names(est))
+    member.best_expression_ = row["expression"]
+    member.expression_ = row["equation"]
     return member
 
 
@@ -169,15 +170,15 @@ def get_population(est) -> list:
     front is longer than 100, 100 members evenly spread over it are kept, always
     including the selected formula.
     """
-    front = _front_expressions(est)
+    front = _front_rows(est)
     if len(front) > 100:
         keep = set(np.linspace(0, len(front) - 1, 100).round().astype(int).tolist())
-        selected = [i for i, (_, s) in enumerate(front) if s]
+        selected = [i for i, row in enumerate(front) if row["selected"]]
         if selected and selected[0] not in keep:
             keep.discard(min(keep, key=lambda i: abs(i - selected[0])))
             keep.add(selected[0])
         front = [front[i] for i in sorted(keep)]
-    return [_with_expression(est, expression) for expression, _ in front]
+    return [_with_expression(est, row) for row in front]
 
 
 def get_best_solution(est):

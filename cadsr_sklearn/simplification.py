@@ -1,0 +1,192 @@
+"""The shortest SymPy form that equals τ* on the training data.
+
+The search's formula is a token tree written the way the policy happened to
+build it: ``sqrt(x**4)``, ``log(2.71828182845905*exp(x))``,
+``cos(u + 1.5707963267949)``, a golden-ratio factorisation of a polynomial with
+integer coefficients. A reader wants ``x**2``, ``x + 1``, ``-sin(u)`` and the
+polynomial. This module rewrites the SymPy form of τ* and keeps a rewrite only
+when it predicts what the tree predicts on the training rows to within
+round-off, so the formula it reports is the same function on the data, shorter.
+
+The rewrites, each an identity over the reals or a numerically checked one:
+
+1. Features are real: ``sqrt(x**4) = x**2`` and ``log(exp(x)) = x``, which SymPy
+   cannot assume for complex symbols.
+2. Constants within round-off of a simple number become that number: integers,
+   fractions p/q with q ≤ 12, multiples of π/q, e^±1, and 0 for constants next
+   to nothing. SymPy then folds ``cos(u + π/2)`` into ``-sin(u)`` by itself.
+3. ``expand_log`` splits logarithms of products and powers (checked on the data:
+   ``log(a·b) = log a + log b`` needs a, b > 0 there).
+4. ``expand`` multiplies out products of sums, when the result is small.
+
+Among the forms that pass the check, the one with the fewest nodes in SymPy's
+preorder traversal (SRBench's complexity) is kept; at equal size a sum of
+monomials is preferred, and any rewrite to the formula as found.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import partial
+
+import numpy as np
+import sympy
+
+__all__ = ["simplest_equivalent", "snap_number", "round_off_equal"]
+
+SNAP_RTOL = 1e-10
+"""Relative distance within which a constant is taken to be a simple number."""
+
+PREDICTION_RTOL = 1e-10
+"""A rewrite may move no prediction by more than this times the largest |ŷ|."""
+
+MAX_CHECK_ROWS = 2000
+"""Rows the check evaluates at most (evenly spaced through the training set)."""
+
+MAX_EXPANDED_TERMS = 64
+"""``expand`` is skipped when multiplying out could give more terms than this."""
+
+_PI_DIVISORS = (1, 2, 3, 4, 6)
+_MAX_DENOMINATOR = 12
+
+
+def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
+    """The simple number ``value`` is round-off away from, or None.
+
+    Tried in order: 0, integers, p/q with q ≤ 12, p·π/q with q in {1, 2, 3, 4, 6},
+    e and 1/e.
+    """
+    if not math.isfinite(value):
+        return None
+    if abs(value) <= rtol:
+        return sympy.Integer(0)
+
+    def near(target: float) -> bool:
+        return abs(value - target) <= rtol * max(1.0, abs(target))
+
+    for q in range(1, _MAX_DENOMINATOR + 1):
+        p = round(value * q)
+        if p and near(p / q):
+            return sympy.Rational(p, q)
+    for q in _PI_DIVISORS:
+        p = round(value * q / math.pi)
+        if p and near(p * math.pi / q):
+            return sympy.Rational(p, q) * sympy.pi
+    for k in (1, -1):
+        if near(math.e**k):
+            return sympy.exp(k)
+    return None
+
+
+def round_off_equal(candidate: np.ndarray, reference: np.ndarray, rtol: float = PREDICTION_RTOL) -> bool:
+    """Whether ``candidate`` is finite and within round-off of the finite ``reference``."""
+    candidate = np.broadcast_to(np.asarray(candidate, dtype=np.float64), reference.shape)
+    if not np.all(np.isfinite(candidate)):
+        return False
+    scale = float(np.max(np.abs(reference))) if reference.size else 0.0
+    return bool(np.max(np.abs(candidate - reference), initial=0.0) <= rtol * scale)
+
+
+def _node_count(expr: sympy.Expr) -> int:
+    return sum(1 for _ in sympy.preorder_traversal(expr))
+
+
+def _snap_constants(expr: sympy.Expr, matches: Callable[[sympy.Expr], bool]) -> sympy.Expr:
+    """Every float that is round-off from a simple number, replaced by it where the data agree."""
+    snaps = {f: s for f in expr.atoms(sympy.Float) if (s := snap_number(float(f))) is not None}
+    if not snaps:
+        return expr
+    snapped = expr.xreplace(snaps)
+    if matches(snapped):
+        return snapped
+    for f, s in snaps.items():  # all at once was too much: take those that hold one by one
+        trial = expr.xreplace({f: s})
+        if matches(trial):
+            expr = trial
+    return expr
+
+
+def _expansion_is_small(expr: sympy.Expr) -> bool:
+    """Whether multiplying out ``expr`` stays within :data:`MAX_EXPANDED_TERMS` terms (a bound)."""
+
+    def terms(e: sympy.Expr) -> float:
+        if e.is_Add:
+            return sum(terms(a) for a in e.args)
+        if e.is_Mul:
+            return math.prod(terms(a) for a in e.args)
+        if e.is_Pow and e.exp.is_Integer and e.exp > 0:
+            n = terms(e.base)
+            return math.comb(int(n) + int(e.exp) - 1, int(e.exp)) if n < 1e6 and e.exp < 1e3 else math.inf
+        return 1
+
+    return terms(expr) <= MAX_EXPANDED_TERMS
+
+
+def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> list[sympy.Expr]:
+    """Candidate forms of ``expr`` (real symbols, constants snapped), preferred first at equal size.
+
+    A polynomial's sum of monomials comes first: each coefficient then stands
+    on its own (``3.39*x**3 + 2.12*x**2 + 1.78*x``, not ``x*(2.12*x*(1.599*x + 1) + 1.78)``).
+    Expanding makes new near-integers (a golden-ratio factorisation's
+    coefficients), so expanded forms are snapped again.
+    """
+    logs = sympy.expand_log(expr, force=True)
+    expanded = [snap(sympy.expand(f)) for f in (expr, logs) if _expansion_is_small(f)]
+    return expanded + [expr, snap(logs)]
+
+
+def simplest_equivalent(
+    expr: sympy.Expr,
+    X: np.ndarray,
+    reference: np.ndarray,
+    symbols: Sequence[sympy.Symbol],
+) -> sympy.Expr:
+    """The shortest rewrite of ``expr`` that predicts ``reference`` on ``X``.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        A formula in ``symbols`` (plain SymPy symbols, one per column of X).
+    X : ndarray of shape (n_samples, n_features)
+        Rows to check rewrites on; at most :data:`MAX_CHECK_ROWS` are used.
+    reference : ndarray of shape (n_samples,)
+        What ``expr`` must keep predicting there (the token tree's output); finite.
+    symbols : sequence of sympy.Symbol
+        The feature symbols, in column order.
+
+    Returns
+    -------
+    sympy.Expr
+        In the same plain symbols; ``expr`` itself when no rewrite is shorter or
+        every rewrite fails the check.
+    """
+    step = max(1, len(X) // MAX_CHECK_ROWS)
+    X, reference = X[::step], np.asarray(reference, dtype=np.float64)[::step]
+    if not np.all(np.isfinite(reference)):
+        return expr
+    real = [sympy.Symbol(s.name, real=True) for s in symbols]
+    to_real = dict(zip(symbols, real))
+    to_plain = dict(zip(real, symbols))
+
+    def matches(candidate: sympy.Expr) -> bool:
+        try:
+            with np.errstate(all="ignore"):
+                f = sympy.lambdify(real, candidate, modules="numpy")
+                return round_off_equal(f(*X.T), reference)
+        except Exception:  # noqa: BLE001 - a form NumPy cannot evaluate is simply not kept
+            return False
+
+    try:
+        realised = expr.xreplace(to_real)
+        snap = partial(_snap_constants, matches=matches)
+        forms = _rewrites(snap(realised), snap)
+    except Exception:  # noqa: BLE001 - SymPy failing on an odd form leaves the formula as it is
+        return expr
+    best, best_size = expr, _node_count(expr) + 1  # any equal-size rewrite reads better
+    for form in forms:
+        plain = form.xreplace(to_plain)
+        size = _node_count(plain)
+        if size < best_size and matches(form):
+            best, best_size = plain, size
+    return best

@@ -1,0 +1,110 @@
+"""The reported formula: the shortest SymPy form equal to τ*'s tree on the training rows."""
+
+import numpy as np
+import pytest
+import sympy
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.expression import sympy_complexity
+from cadsr_sklearn.simplification import round_off_equal, simplest_equivalent, snap_number
+
+x, y = sympy.symbols("x y")
+F = sympy.Float
+
+
+def _simplest(expr, lo=-1.0, hi=1.0, n=20):
+    X = np.linspace(lo, hi, n)[:, None]
+    with np.errstate(all="ignore"):
+        reference = sympy.lambdify([x], expr, "numpy")(X[:, 0])
+    return simplest_equivalent(expr, X, np.broadcast_to(reference, (n,)).astype(float), [x])
+
+
+@pytest.mark.parametrize(
+    "found, domain, reported",
+    [
+        # features are real: sqrt(x**4) = x**2
+        (x * (x + 1) * (sympy.sqrt(x**4) + F(1.0)), (-1, 1), x * (x + 1) * (x**2 + 1)),
+        # e·exp(x) inside a log, plus a constant round-off from 0
+        ((x + x**3) * sympy.log(F(2.71828182845904) * sympy.exp(x) + F(3.34e-15)), (-1, 1), (x + 1) * (x**3 + x)),
+        # a phase of π/2 turns cos into sin
+        (sympy.sin(x) - sympy.cos(x**2 + x + F(1.5707963267949)), (-1, 1), sympy.sin(x) + sympy.sin(x**2 + x)),
+        # a golden-ratio factorisation multiplies out to integer coefficients
+        (
+            x * (x * (x - F(0.618033988749891)) + 1) * (x * (x + F(1.61803398874989)) + 1),
+            (-1, 1),
+            x**5 + x**4 + x**3 + x**2 + x,
+        ),
+        (x + x ** F(2.0) * (x + 1), (-1, 1), x**3 + x**2 + x),
+        # a log of a power splits where that is shorter
+        (sympy.log(F(1.00000000000002) * sympy.exp(x) ** 3), (0, 2), 3 * x),
+    ],
+)
+def test_found_forms_are_reported_in_their_shortest_equal_form(found, domain, reported):
+    assert _simplest(found, *domain) == reported
+
+
+def test_constants_that_are_not_round_off_stay():
+    found = F(2.31) * sympy.sin(F(1.29) * x) + F(0.4260001)
+    assert _simplest(found) == found
+
+
+def test_a_snap_that_changes_the_function_is_refused():
+    # x**1.00000000001 is round-off from x, but 1e12 times the difference is not
+    found = 10**12 * x ** F(1.00000000001) - 10**12 * x
+    reported = _simplest(found, 0.5, 2.0)
+    assert reported.has(F(1.00000000001))
+
+
+def test_a_rewrite_that_is_false_on_the_data_is_refused():
+    # log(a²·b) = 2·log a + log b needs a > 0: shorter, but NaN here
+    found = sympy.log((x - 3) ** 2 * sympy.exp(x))
+    assert sympy_complexity(sympy.expand_log(found, force=True)) < sympy_complexity(found)
+    assert _simplest(found, 0, 2) == found
+
+
+def test_two_features_keep_their_symbols():
+    X = np.random.default_rng(0).uniform(0, 1, (30, 2))
+    found = F(1.99999999999999) * sympy.sin(x) * sympy.cos(y)
+    reference = 2 * np.sin(X[:, 0]) * np.cos(X[:, 1])
+    assert simplest_equivalent(found, X, reference, [x, y]) == 2 * sympy.sin(x) * sympy.cos(y)
+
+
+@pytest.mark.parametrize(
+    "value, number",
+    [
+        (0.999999999999997, sympy.Integer(1)),
+        (-3e-15, sympy.Integer(0)),
+        (0.333333333333333, sympy.Rational(1, 3)),
+        (1.5707963267949, sympy.pi / 2),
+        (0.367879441171442, sympy.exp(-1)),
+        (1.29, None),
+        (float("nan"), None),
+    ],
+)
+def test_snap_number(value, number):
+    assert snap_number(value) == number
+
+
+def test_round_off_equal_needs_finite_values_close_to_the_reference():
+    ref = np.array([1.0, -2.0, 3.0])
+    assert round_off_equal(ref + 1e-14, ref)
+    assert not round_off_equal(ref + 1e-6, ref)
+    assert not round_off_equal(np.array([1.0, np.nan, 3.0]), ref)
+
+
+def test_the_estimator_reports_a_form_that_predicts_like_its_tree():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (40, 2))
+    target = X[:, 0] ** 2 + X[:, 1]
+    kw = dict(n_epochs=3, batch_size=100, ff_dim=32, random_state=0, device="cpu")
+    raw = CADSRRegressor(simplify=False, **kw).fit(X, target)
+    tidy = CADSRRegressor(**kw).fit(X, target)
+    assert raw.expression_ == raw.best_expression_.to_sympy(["x0", "x1"])
+    assert tidy.best_expression_.key == raw.best_expression_.key
+    symbols = sympy.symbols("x0 x1")
+    predicted = np.broadcast_to(sympy.lambdify(symbols, tidy.expression_, "numpy")(X[:, 0], X[:, 1]), (40,))
+    np.testing.assert_allclose(predicted, tidy.predict(X), rtol=1e-9, atol=1e-12)
+    table = tidy.equations_
+    rows = table if isinstance(table, list) else table.to_dict("records")
+    assert [r["equation"] for r in rows if r["selected"]] == [tidy.expression_]
+    assert sympy_complexity(tidy.expression_) <= sympy_complexity(raw.expression_)
