@@ -528,8 +528,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             )
         self.best_expression_ = result.best.expression
         front = result.hall_of_fame.pareto_front(keep=result.best)
-        self.equations_ = self._equations_table(front, result.best, X)
-        self.expression_ = self._formula(self.best_expression_, X)
+        self.equations_, self.expression_ = self._equations_table(front, result.best, X)
         self.history_ = result.history
         self.y_variance_ = y_variance
         self.n_epochs_ = result.n_epochs
@@ -543,9 +542,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         library = Library(X.shape[1], (), ("neg",), use_constants=True, use_one=False)
         expr = Expression((library.const_id,), library, [float(y[0])])
         self.best_expression_ = expr
-        self.expression_ = self._formula(expr, X)
         best = Candidate(expr, math.inf, 0.0)
-        self.equations_ = self._equations_table([best], best, X)
+        self.equations_, self.expression_ = self._equations_table([best], best, X)
         self.history_ = []
         self.y_variance_ = 0.0
         self.n_epochs_ = 0
@@ -570,6 +568,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         return simplest_equivalent(formula, X, reference, [sympy.Symbol(n) for n in names])
 
     def _equations_table(self, front: list[Candidate], best: Candidate, X: np.ndarray):
+        """``equations_`` for the Pareto ``front``, and the selected row's equation (``expression_``)."""
         rows = [
             {
                 "complexity": c.complexity,
@@ -581,15 +580,21 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             }
             for c in front
         ]
+        selected = next(r["equation"] for r in rows if r["selected"])
         try:
             import pandas as pd
         except ImportError:  # pandas is optional
-            return rows
-        return pd.DataFrame(rows, columns=["complexity", "loss", "reward", "equation", "selected", "expression"])
+            return rows, selected
+        columns = ["complexity", "loss", "reward", "equation", "selected", "expression"]
+        return pd.DataFrame(rows, columns=columns), selected
 
     # -------------------------------------------------------------- prediction
     def predict(self, X) -> np.ndarray:
-        """Evaluate :attr:`expression_` on ``X``.
+        """Evaluate τ*'s tree (:attr:`best_expression_`) on ``X``, as it was scored.
+
+        :attr:`expression_` is the same function on the training rows (to
+        round-off); off them, a rewrite made for reporting (a split log) may be
+        undefined where the tree is not.
 
         Rows where the formula is undefined (e.g. a log of a negative number
         outside the training domain) get NaN; no exception and no warning.
@@ -632,6 +637,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 f"This model was saved with cadsr-sklearn {saved}, which is incompatible with the "
                 f"installed {__version__}. Refit it, or install cadsr-sklearn=={saved} to load it."
             )
+        state.setdefault("simplify", False)  # pickled before the parameter: reported as found
         super().__setstate__(state)
 
 

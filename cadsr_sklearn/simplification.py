@@ -19,9 +19,11 @@ The rewrites, each an identity over the reals or a numerically checked one:
    ``log(a·b) = log a + log b`` needs a, b > 0 there).
 4. ``expand`` multiplies out products of sums, when the result is small.
 
-Among the forms that pass the check, the one with the fewest nodes in SymPy's
-preorder traversal (SRBench's complexity) is kept; at equal size a sum of
-monomials is preferred, and any rewrite to the formula as found.
+Among the forms that pass the check on every training row, the one with the
+fewest nodes in SymPy's preorder traversal (SRBench's complexity) is kept: a
+structural rewrite only when strictly shorter than the formula as found (off
+the training rows, a split log may be undefined where the product's log is not),
+snapped constants alone also at equal size.
 """
 
 from __future__ import annotations
@@ -41,11 +43,12 @@ SNAP_RTOL = 1e-10
 PREDICTION_RTOL = 1e-10
 """A rewrite may move no prediction by more than this times the largest |ŷ|."""
 
-MAX_CHECK_ROWS = 2000
-"""Rows the check evaluates at most (evenly spaced through the training set)."""
+MAX_SNAPPED = 1e6
+"""Larger constants are left alone: a float past 2**52 is an integer anyway."""
 
 MAX_EXPANDED_TERMS = 64
-"""``expand`` is skipped when multiplying out could give more terms than this."""
+"""``expand`` is skipped when any product or power in the formula, at any depth
+(inside functions and denominators too), could multiply out to more terms than this."""
 
 _PI_DIVISORS = (1, 2, 3, 4, 6)
 _MAX_DENOMINATOR = 12
@@ -57,7 +60,7 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
     Tried in order: 0, integers, p/q with q ≤ 12, p·π/q with q in {1, 2, 3, 4, 6},
     e and 1/e.
     """
-    if not math.isfinite(value):
+    if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
         return None
     if abs(value) <= rtol:
         return sympy.Integer(0)
@@ -80,8 +83,11 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
 
 
 def round_off_equal(candidate: np.ndarray, reference: np.ndarray, rtol: float = PREDICTION_RTOL) -> bool:
-    """Whether ``candidate`` is finite and within round-off of the finite ``reference``."""
-    candidate = np.broadcast_to(np.asarray(candidate, dtype=np.float64), reference.shape)
+    """Whether ``candidate`` is real, finite and within round-off of the finite ``reference``."""
+    candidate = np.asarray(candidate)
+    if np.iscomplexobj(candidate) or candidate.dtype == object:
+        return False
+    candidate = np.broadcast_to(candidate.astype(np.float64), reference.shape)
     if not np.all(np.isfinite(candidate)):
         return False
     scale = float(np.max(np.abs(reference))) if reference.size else 0.0
@@ -107,24 +113,43 @@ def _snap_constants(expr: sympy.Expr, matches: Callable[[sympy.Expr], bool]) -> 
     return expr
 
 
+class _TooLarge(Exception):
+    pass
+
+
 def _expansion_is_small(expr: sympy.Expr) -> bool:
-    """Whether multiplying out ``expr`` stays within :data:`MAX_EXPANDED_TERMS` terms (a bound)."""
+    """Whether ``sympy.expand`` stays within :data:`MAX_EXPANDED_TERMS` terms everywhere.
 
-    def terms(e: sympy.Expr) -> float:
+    An upper bound on the terms each subexpression multiplies out to, checked at
+    every depth: ``expand`` also multiplies out arguments of functions and
+    denominators, so ``1/(x + y + z + 1)**60`` inside a ``sin`` counts.
+    """
+
+    def terms(e: sympy.Expr) -> int:
         if e.is_Add:
-            return sum(terms(a) for a in e.args)
-        if e.is_Mul:
-            return math.prod(terms(a) for a in e.args)
-        if e.is_Pow and e.exp.is_Integer and e.exp > 0:
-            n = terms(e.base)
-            return math.comb(int(n) + int(e.exp) - 1, int(e.exp)) if n < 1e6 and e.exp < 1e3 else math.inf
-        return 1
+            n = sum(terms(a) for a in e.args)
+        elif e.is_Mul:
+            n = math.prod(terms(a) for a in e.args)
+        elif e.is_Pow and e.exp.is_Integer:
+            base, k = terms(e.base), abs(int(e.exp))
+            n = 1 if base == 1 else (math.inf if k > MAX_EXPANDED_TERMS else math.comb(base + k - 1, k))
+        else:  # a function, a symbol, a number: one term, its arguments expanded on their own
+            for a in e.args:
+                terms(a)
+            n = 1
+        if n > MAX_EXPANDED_TERMS:
+            raise _TooLarge
+        return n
 
-    return terms(expr) <= MAX_EXPANDED_TERMS
+    try:
+        terms(expr)
+    except _TooLarge:
+        return False
+    return True
 
 
 def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> list[sympy.Expr]:
-    """Candidate forms of ``expr`` (real symbols, constants snapped), preferred first at equal size.
+    """Rewritten forms of ``expr`` (real symbols, constants snapped), preferred first at equal size.
 
     A polynomial's sum of monomials comes first: each coefficient then stands
     on its own (``3.39*x**3 + 2.12*x**2 + 1.78*x``, not ``x*(2.12*x*(1.599*x + 1) + 1.78)``).
@@ -133,7 +158,7 @@ def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> lis
     """
     logs = sympy.expand_log(expr, force=True)
     expanded = [snap(sympy.expand(f)) for f in (expr, logs) if _expansion_is_small(f)]
-    return expanded + [expr, snap(logs)]
+    return expanded + [snap(logs)]
 
 
 def simplest_equivalent(
@@ -142,14 +167,15 @@ def simplest_equivalent(
     reference: np.ndarray,
     symbols: Sequence[sympy.Symbol],
 ) -> sympy.Expr:
-    """The shortest rewrite of ``expr`` that predicts ``reference`` on ``X``.
+    """The shortest rewrite of ``expr`` that predicts ``reference`` on every row of ``X``.
 
     Parameters
     ----------
     expr : sympy.Expr
         A formula in ``symbols`` (plain SymPy symbols, one per column of X).
     X : ndarray of shape (n_samples, n_features)
-        Rows to check rewrites on; at most :data:`MAX_CHECK_ROWS` are used.
+        Rows to check rewrites on (all of them: a rewrite such as a split log
+        can fail on a single row).
     reference : ndarray of shape (n_samples,)
         What ``expr`` must keep predicting there (the token tree's output); finite.
     symbols : sequence of sympy.Symbol
@@ -158,33 +184,41 @@ def simplest_equivalent(
     Returns
     -------
     sympy.Expr
-        In the same plain symbols; ``expr`` itself when no rewrite is shorter or
-        every rewrite fails the check.
+        In the same plain symbols. Snapping constants alone is kept at equal
+        size (``1`` reads better than ``0.999999999999997``); a structural
+        rewrite only when it is strictly shorter. ``expr`` itself when no
+        rewrite qualifies.
     """
-    step = max(1, len(X) // MAX_CHECK_ROWS)
-    X, reference = X[::step], np.asarray(reference, dtype=np.float64)[::step]
+    reference = np.asarray(reference, dtype=np.float64)
     if not np.all(np.isfinite(reference)):
         return expr
-    real = [sympy.Symbol(s.name, real=True) for s in symbols]
+    # Dummies, not real Symbols of the same names: in the code lambdify writes, a
+    # feature called ``pi`` or ``sin`` would shadow SymPy's.
+    real = [sympy.Dummy(s.name, real=True) for s in symbols]
     to_real = dict(zip(symbols, real))
     to_plain = dict(zip(real, symbols))
+    columns = [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
 
     def matches(candidate: sympy.Expr) -> bool:
         try:
             with np.errstate(all="ignore"):
                 f = sympy.lambdify(real, candidate, modules="numpy")
-                return round_off_equal(f(*X.T), reference)
+                return round_off_equal(f(*columns), reference)
         except Exception:  # noqa: BLE001 - a form NumPy cannot evaluate is simply not kept
             return False
 
     try:
         realised = expr.xreplace(to_real)
         snap = partial(_snap_constants, matches=matches)
-        forms = _rewrites(snap(realised), snap)
+        snapped = snap(realised)
+        rewrites = _rewrites(snapped, snap)
     except Exception:  # noqa: BLE001 - SymPy failing on an odd form leaves the formula as it is
         return expr
-    best, best_size = expr, _node_count(expr) + 1  # any equal-size rewrite reads better
-    for form in forms:
+    best, best_size = expr, _node_count(expr)
+    plain = snapped.xreplace(to_plain)
+    if _node_count(plain) <= best_size and matches(snapped):
+        best, best_size = plain, _node_count(plain)
+    for form in rewrites:
         plain = form.xreplace(to_plain)
         size = _node_count(plain)
         if size < best_size and matches(form):

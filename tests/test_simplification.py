@@ -1,5 +1,7 @@
 """The reported formula: the shortest SymPy form equal to τ*'s tree on the training rows."""
 
+import time
+
 import numpy as np
 import pytest
 import sympy
@@ -108,3 +110,64 @@ def test_the_estimator_reports_a_form_that_predicts_like_its_tree():
     rows = table if isinstance(table, list) else table.to_dict("records")
     assert [r["equation"] for r in rows if r["selected"]] == [tidy.expression_]
     assert sympy_complexity(tidy.expression_) <= sympy_complexity(raw.expression_)
+
+
+def test_every_training_row_is_checked():
+    # 4·log(x − 1) + x is shorter, and NaN on the one row of 4000 with x < 1
+    X = np.linspace(2, 4, 4000)[:, None].copy()
+    X[1, 0] = 0.5
+    found = sympy.log((x - 1) ** 4 * sympy.exp(x))
+    assert sympy_complexity(sympy.expand_log(found, force=True)) < sympy_complexity(found)
+    reference = np.log((X[:, 0] - 1) ** 4 * np.exp(X[:, 0]))
+    assert simplest_equivalent(found, X, reference, [x]) == found
+    assert simplest_equivalent(found, X[2:], reference[2:], [x]) != found
+
+
+def test_a_structural_rewrite_must_be_shorter():
+    found = sympy.log((x - 1) ** 4)  # 4*log(x - 1) is no shorter: keep the form that is defined everywhere
+    assert _simplest(found, 2, 4) == found
+
+
+@pytest.mark.parametrize(
+    "found",
+    [
+        F(2.5) / (x + y + 1) ** 60,
+        sympy.sin((x + y + 1) ** 400),
+        F(2.5) * sympy.sin(x + 1) / (x + y + F(1.5)) ** 25,
+    ],
+)
+def test_large_expansions_are_not_attempted(found):
+    X = np.random.default_rng(0).uniform(0.1, 0.2, (20, 2))
+    with np.errstate(all="ignore"):
+        reference = sympy.lambdify([x, y], found, "numpy")(X[:, 0], X[:, 1])
+    start = time.perf_counter()
+    simplest_equivalent(found, X, reference, [x, y])
+    assert time.perf_counter() - start < 5.0
+
+
+def test_features_named_like_sympy_functions_and_numbers():
+    pi, sin = sympy.symbols("pi sin")
+    X = np.random.default_rng(0).uniform(0.5, 1.5, (30, 2))
+    found = F(1.99999999999999) * pi + sympy.sin(F(1.0) * sin)
+    reference = 2 * X[:, 0] + np.sin(X[:, 1])
+    assert simplest_equivalent(found, X, reference, [pi, sin]) == 2 * pi + sympy.sin(sin)
+
+
+@pytest.mark.parametrize("value", [6.02214076e23, 123456789012.5, 1e300])
+def test_large_constants_are_not_snapped(value):
+    assert snap_number(value) is None
+
+
+def test_complex_values_never_match():
+    assert not round_off_equal(np.array([1.0 + 0j, 2.0 + 0j]), np.array([1.0, 2.0]))
+
+
+def test_a_model_pickled_before_simplify_existed_still_works():
+    model = CADSRRegressor(n_epochs=1, batch_size=50, ff_dim=16, random_state=0, device="cpu")
+    model.fit(np.linspace(0, 1, 10)[:, None], np.linspace(0, 1, 10) ** 2)
+    state = model.__getstate__()
+    del state["simplify"]
+    old = CADSRRegressor.__new__(CADSRRegressor)
+    old.__setstate__(state)
+    assert old.get_params()["simplify"] is False
+    assert repr(old)

@@ -128,8 +128,8 @@ def model(est, X=None) -> str:
     Plain ``+ - * / **`` and SymPy's function names (``sin``, ``cos``, ``exp``,
     ``log``, ``sqrt``, ``Abs``…). The formula is ``est.expression_`` (the shortest
     form equal to the tree on the training rows), its constants written in full
-    precision, so the parsed string predicts what ``est.predict`` predicts to
-    within round-off.
+    precision, so the parsed string predicts what ``est.predict`` predicts on the
+    training rows, to round-off.
     """
     columns = _column_names(est, X)
     placeholders = [sympy.Symbol(f"_cadsr_x{i}") for i in range(len(columns))]
@@ -142,7 +142,7 @@ def model(est, X=None) -> str:
 
 def complexity(est) -> int:
     """Nodes of the formula in SymPy's preorder traversal (as SRBench counts them)."""
-    return sum(1 for _ in sympy.preorder_traversal(est.expression_))
+    return sum(1 for _ in sympy.preorder_traversal(_printable_numbers(est.expression_)))
 
 
 def _front_rows(est) -> list[dict]:
