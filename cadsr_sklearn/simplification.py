@@ -35,6 +35,8 @@ from functools import partial
 import numpy as np
 import sympy
 
+from .expression import sympy_complexity
+
 __all__ = ["simplest_equivalent", "snap_number", "round_off_equal"]
 
 SNAP_RTOL = 1e-10
@@ -94,10 +96,6 @@ def round_off_equal(candidate: np.ndarray, reference: np.ndarray, rtol: float = 
     return bool(np.max(np.abs(candidate - reference), initial=0.0) <= rtol * scale)
 
 
-def _node_count(expr: sympy.Expr) -> int:
-    return sum(1 for _ in sympy.preorder_traversal(expr))
-
-
 def _snap_constants(expr: sympy.Expr, matches: Callable[[sympy.Expr], bool]) -> sympy.Expr:
     """Every float that is round-off from a simple number, replaced by it where the data agree."""
     snaps = {f: s for f in expr.atoms(sympy.Float) if (s := snap_number(float(f))) is not None}
@@ -151,10 +149,10 @@ def _expansion_is_small(expr: sympy.Expr) -> bool:
 def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> list[sympy.Expr]:
     """Rewritten forms of ``expr`` (real symbols, constants snapped), preferred first at equal size.
 
-    A polynomial's sum of monomials comes first: each coefficient then stands
-    on its own (``3.39*x**3 + 2.12*x**2 + 1.78*x``, not ``x*(2.12*x*(1.599*x + 1) + 1.78)``).
-    Expanding makes new near-integers (a golden-ratio factorisation's
-    coefficients), so expanded forms are snapped again.
+    Between rewrites of equal size, the multiplied-out form comes first: a
+    polynomial's coefficients then stand on their own. Expanding makes new
+    near-integers (a golden-ratio factorisation's coefficients), so expanded
+    forms are snapped again.
     """
     logs = sympy.expand_log(expr, force=True)
     expanded = [snap(sympy.expand(f)) for f in (expr, logs) if _expansion_is_small(f)]
@@ -214,13 +212,13 @@ def simplest_equivalent(
         rewrites = _rewrites(snapped, snap)
     except Exception:  # noqa: BLE001 - SymPy failing on an odd form leaves the formula as it is
         return expr
-    best, best_size = expr, _node_count(expr)
+    best, best_size = expr, sympy_complexity(expr)
     plain = snapped.xreplace(to_plain)
-    if _node_count(plain) <= best_size and matches(snapped):
-        best, best_size = plain, _node_count(plain)
+    if sympy_complexity(plain) <= best_size and matches(snapped):
+        best, best_size = plain, sympy_complexity(plain)
     for form in rewrites:
         plain = form.xreplace(to_plain)
-        size = _node_count(plain)
+        size = sympy_complexity(plain)
         if size < best_size and matches(form):
             best, best_size = plain, size
     return best
