@@ -512,10 +512,12 @@ class ConstantFitter:
     random_state : None, int or numpy.random.Generator
         Source of the subsample and of the starting constants.
     n_jobs : int or None, default=None
-        ``None``/1: fit in this process (the default, and the fastest measured
-        for batches of ~1000 on 2 cores: see ``benchmarks/bench_constants.py``).
+        ``None``/1: fit in this process (the default, as in scikit-learn).
         Otherwise the uncached expressions are split into ``n_jobs`` chunks for
-        :class:`joblib.Parallel`. Results do not depend on ``n_jobs``.
+        :class:`joblib.Parallel`: on an idle 2-core machine two processes fit a
+        batch of 1000 about 1.5x faster (``benchmarks/bench_constants.py``),
+        but only where nothing else wants the cores. Results do not depend on
+        ``n_jobs``.
     init : {"near_one", "uniform", "ones"}, default="near_one"
         Starting constants: Uniform(0.5, 1.5) per constant; Uniform(0, 1) (the
         authors' choice); or all ones (DSO's). When the first start gives
