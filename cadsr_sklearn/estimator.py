@@ -167,9 +167,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     tol : float, default=1e-20
         Early stop once the best expression's training MSE is at most
         ``tol`` times the variance of the targets (or float64's resolution at the
-        targets' magnitude, if larger): an exact recovery stops at once. Exact formulas score 1e-32 to 1e-28 here (float64 round-off); a
-        looser ``tol`` such as 1e-12 also stops at near-interpolating formulas
-        with many constants on small data (20 rows, 10 constants).
+        targets' magnitude, if larger): an exact recovery stops at once. Exact
+        formulas score 1e-32 to 1e-28 here (float64 round-off); a looser
+        ``tol`` such as 1e-12 also stops at near-interpolating formulas with
+        many constants on small data (20 rows, 10 constants).
     patience : int or None, default=None
         Stop after this many epochs without a better best expression.
     prune : bool, default=True

@@ -373,8 +373,6 @@ def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
     result.hall_of_fame.update([result.best])
 
 
-
-
 def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dict:
     if config.policy == "risk_seeking":
         steps, diagnostics = 1, {}
