@@ -400,15 +400,84 @@ def _fit_integer_exponents(tokens, tables, program, columns, target, sqrt_w, c0,
             c[j] = rounded[j] = float(np.round(c[j]))
         rest = _Program(tokens, table, columns, fixed=rounded)
         to_round = _negative_bases(program, rest.values(c[rest.free]), skip=rounded)
-    if rest.n_constants:
-        result = solver(rest, target, sqrt_w, c[rest.free], *args)
+    result = _refit_around(rest, c, target, sqrt_w, solver, args)
+    if result is None:
+        return None
+    c, cost, out = result
+    if rounded and cost > args[3]:
+        c, cost, out = _move_integer_exponents(tokens, table, columns, target, sqrt_w, c, cost,
+                                               out, rounded, solver, args)
+    return c, cost, out
+
+
+def _refit_around(program: _Program, c: np.ndarray, target, sqrt_w, solver, args):
+    """``c`` with the free constants of ``program`` refitted from their values in ``c``.
+
+    Returns (c, cost, f(c)), or None when the output is not finite.
+    """
+    if program.n_constants:
+        result = solver(program, target, sqrt_w, c[program.free], *args)
         if result is None:
             return None
-        c[rest.free], cost, out = result
+        c = c.copy()
+        c[program.free], cost, out = result
     else:
-        out = rest.values(np.zeros(0))[0]
+        out = program.values(np.zeros(0))[0]
         cost = _cost(out, target, sqrt_w)
     return (c, cost, out) if np.isfinite(cost) else None
+
+
+_INTEGER_RADIUS, _INTEGER_SWEEPS, _TRIAL_NFEV = 3, 3, 10
+
+
+def _move_integer_exponents(tokens, table, columns, target, sqrt_w, c, cost, out, rounded,
+                            solver, args):
+    """Integer coordinate descent on the exponents that were rounded.
+
+    The relaxation is multimodal: from starts near 1, the exponents of
+    x + x**c + x**c + x**c settle as often on (2, 6, 1) as on a permutation
+    of (2, 3, 4), and rounding keeps whichever it got. So each rounded exponent
+    in turn is moved to the integers within ``_INTEGER_RADIUS`` of it, nearest
+    first, with the other constants refitted from where they are; the first
+    move that lowers the cost is kept. Sweeps repeat until no move helps, the
+    fit is exact, or ``_INTEGER_SWEEPS`` have run. A trial's refit gets only
+    ``_TRIAL_NFEV`` passes (the other constants start where they fit the
+    neighbouring exponents, and a refit that does not pay off within them is
+    rarely a better fit); the final exponents then get one full refit.
+    Returns (c, cost, f(c)).
+    """
+    floor = args[3]
+    trial_args = (min(args[0], _TRIAL_NFEV),) + tuple(args[1:])
+    fixed = dict(rounded)
+    moved_any = False
+    for _ in range(_INTEGER_SWEEPS):
+        moved = False
+        for j in rounded:
+            current = fixed[j]
+            for step in range(1, _INTEGER_RADIUS + 1):
+                for value in (current - step, current + step):
+                    trial_c = c.copy()
+                    trial_c[j] = value
+                    trial = _Program(tokens, table, columns, fixed={**fixed, j: value})
+                    result = _refit_around(trial, trial_c, target, sqrt_w, solver, trial_args)
+                    if result is not None and result[1] < cost:
+                        c, cost, out = result
+                        fixed[j] = value
+                        moved = moved_any = True
+                        break
+                if fixed[j] != current:
+                    break
+            if cost <= floor:
+                return c, cost, out
+        if not moved:
+            break
+    if moved_any:
+        final = _Program(tokens, table, columns, fixed=fixed)
+        if final.n_constants:
+            result = _refit_around(final, c, target, sqrt_w, solver, args)
+            if result is not None and result[1] < cost:
+                c, cost, out = result
+    return c, cost, out
 
 
 def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
