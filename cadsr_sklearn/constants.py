@@ -83,7 +83,8 @@ _DERIVATIVES: dict[str, object] = {**_UNARY_D, **_BINARY_D}
 # and x**5 + x**4 on x in [-1, 1] could never be fitted. The real part of the
 # principal power, |a|**b * cos(pi b) for a < 0, is smooth in b and equals a**b at
 # every integer b. LM runs on that relaxation; the exponents are then rounded
-# (see _fit_integer_exponents).
+# and moved one integer at a time while that lowers the cost (see
+# _fit_integer_exponents and _move_integer_exponents).
 def _relaxed_pow(a, b):
     m = np.power(np.abs(a), b)
     return np.where(a < 0, m * np.cos(np.pi * b), m)
@@ -376,7 +377,9 @@ def _fit_integer_exponents(tokens, tables, program, columns, target, sqrt_w, c0,
     """Fit on the relaxation of ``pow``, round every exponent over a negative base, refit.
 
     The rounded exponents are then held fixed while LM refits the other
-    constants on the true expression. Returns (c, cost, f(c)), or None when no
+    constants on the true expression; unless that fit is exact, the rounded
+    exponents are then moved to neighbouring integers while that lowers the
+    cost (:func:`_move_integer_exponents`). Returns (c, cost, f(c)), or None when no
     exponent sits over a negative base at ``c0`` (the ordinary fit covers that
     case) or when the result is not finite.
     """
@@ -498,8 +501,9 @@ def _fit_one(tokens, tables, columns, target, sqrt_w, starts, options):
       x ∈ [-1, 1] is defined at c = 1 but not at c = 0.7;
     * from every start, unless a fit from it is already exact, if an exponent
       ``c`` of ``pow`` sits over a negative base there: the fit on the relaxed
-      ``pow``, with that exponent then rounded and the other constants
-      refitted (:func:`_fit_integer_exponents`).
+      ``pow``, with that exponent then rounded (and moved to a neighbouring
+      integer while that helps) and the other constants refitted
+      (:func:`_fit_integer_exponents`).
 
     The lowest cost wins.
     """
@@ -599,7 +603,9 @@ class ConstantFitter:
     max_nfev : int, default=100
         Forward passes per LM run (accepted and rejected steps). A start may add
         up to three more runs: from all ones (once per expression), on the
-        relaxed ``pow``, and the refit after rounding.
+        relaxed ``pow``, and the refit after rounding; then, while moving a
+        rounded exponent to a neighbouring integer lowers the cost, short
+        refits of at most 10 passes per move tried and one full refit at the end.
     xtol, ftol : float, default=1e-10
         Relative step and relative cost-decrease tolerances.
     solver : {"lm", "scipy"}, default="lm"

@@ -13,8 +13,10 @@ The rewrites, each an identity over the reals or a numerically checked one:
 1. Features are real: ``sqrt(x**4) = x**2`` and ``log(exp(x)) = x``, which SymPy
    cannot assume for complex symbols.
 2. Constants within round-off of a simple number become that number: integers,
-   fractions p/q with q ≤ 12, multiples of π/q, e^±1, and 0 for constants next
-   to nothing. SymPy then folds ``cos(u + π/2)`` into ``-sin(u)`` by itself.
+   fractions p/q with q ≤ 12, multiples of π/q, powers e^(p/q), and 0 for
+   constants next to nothing. SymPy then folds ``cos(u + π/2)`` into
+   ``-sin(u)`` and ``7.38905609893065**log(x)`` (e² to round-off) into ``x**2``
+   by itself.
 3. ``expand_log`` splits logarithms of products and powers (checked on the data:
    ``log(a·b) = log a + log b`` needs a, b > 0 there).
 4. ``expand`` multiplies out products of sums, when the result is small.
@@ -60,7 +62,8 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
     """The simple number ``value`` is round-off away from, or None.
 
     Tried in order: 0, integers, p/q with q ≤ 12, p·π/q with q in {1, 2, 3, 4, 6},
-    e and 1/e.
+    and e^(p/q) with q ≤ 12 (LM fits the base of ``c**log(x)`` as e² for
+    ``x**2``).
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
         return None
@@ -78,9 +81,11 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
         p = round(value * q / math.pi)
         if p and near(p * math.pi / q):
             return sympy.Rational(p, q) * sympy.pi
-    for k in (1, -1):
-        if near(math.e**k):
-            return sympy.exp(k)
+    if value > 0:
+        for q in range(1, _MAX_DENOMINATOR + 1):
+            p = round(math.log(value) * q)
+            if p and near(math.exp(p / q)):
+                return sympy.exp(sympy.Rational(p, q))
     return None
 
 

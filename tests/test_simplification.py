@@ -37,6 +37,8 @@ def _simplest(expr, lo=-1.0, hi=1.0, n=20):
             x**5 + x**4 + x**3 + x**2 + x,
         ),
         (x + x ** F(2.0) * (x + 1), (-1, 1), x**3 + x**2 + x),
+        # e² to round-off as the base of a power of log(x): x**2 (Nguyen-9, seed 2)
+        (sympy.sin(F(7.38905609893065) ** sympy.log(x)) + x, (0, 1), sympy.sin(x**2) + x),
         # a log of a power splits where that is shorter
         (sympy.log(F(1.00000000000002) * sympy.exp(x) ** 3), (0, 2), 3 * x),
     ],
@@ -79,6 +81,8 @@ def test_two_features_keep_their_symbols():
         (0.333333333333333, sympy.Rational(1, 3)),
         (1.5707963267949, sympy.pi / 2),
         (0.367879441171442, sympy.exp(-1)),
+        (7.38905609893065, sympy.exp(2)),
+        (1.64872127070013, sympy.exp(sympy.Rational(1, 2))),
         (1.29, None),
         (float("nan"), None),
     ],
