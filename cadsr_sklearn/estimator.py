@@ -185,7 +185,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         shortest SymPy form that predicts what its tree predicts on the training
         rows to within round-off (see :mod:`cadsr_sklearn.simplification`):
         features are real (``sqrt(x**4)`` is ``x**2``), constants round-off
-        from 0, an integer, p/q, p·π/q or e become that number (``cos(u +
+        from 0, an integer, p/q, p·π/q or e^(p/q) become that number (``cos(u +
         1.5707963267949)`` is ``-sin(u)``), logs of products are split and
         products of sums multiplied out where that is shorter. ``predict``
         always evaluates the tree. ``False`` reports the tree as SymPy reads it.
