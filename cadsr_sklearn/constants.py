@@ -83,8 +83,8 @@ _DERIVATIVES: dict[str, object] = {**_UNARY_D, **_BINARY_D}
 # and x**5 + x**4 on x in [-1, 1] could never be fitted. The real part of the
 # principal power, |a|**b * cos(pi b) for a < 0, is smooth in b and equals a**b at
 # every integer b. LM runs on that relaxation; the exponents are then rounded
-# and moved one integer at a time while that lowers the cost (see
-# _fit_integer_exponents and _move_integer_exponents).
+# and moved, one exponent at a time, to integers within 3 while that lowers the
+# cost (see _fit_integer_exponents and _move_integer_exponents).
 def _relaxed_pow(a, b):
     m = np.power(np.abs(a), b)
     return np.where(a < 0, m * np.cos(np.pi * b), m)
@@ -406,11 +406,13 @@ def _fit_integer_exponents(tokens, tables, program, columns, target, sqrt_w, c0,
     result = _refit_around(rest, c, target, sqrt_w, solver, args)
     if result is None:
         return None
-    c, cost, out = result
-    if rounded and cost > args[3]:
-        c, cost, out = _move_integer_exponents(tokens, table, columns, target, sqrt_w, c, cost,
-                                               out, rounded, solver, args)
-    return c, cost, out
+    if rounded and result[1] > args[3]:
+        try:  # never let the moves cost the rounded fit
+            result = _move_integer_exponents(tokens, table, columns, target, sqrt_w, *result,
+                                             rounded, solver, args)
+        except Exception:
+            pass
+    return result
 
 
 def _refit_around(program: _Program, c: np.ndarray, target, sqrt_w, solver, args):
@@ -459,6 +461,7 @@ def _move_integer_exponents(tokens, table, columns, target, sqrt_w, c, cost, out
     floor = args[3]
     trial_args = (min(args[0], _TRIAL_NFEV),) + tuple(args[1:])
     fixed = dict(rounded)
+    moved_any = False
     for _ in range(_INTEGER_SWEEPS):
         moved = False
         for j in rounded:
@@ -470,13 +473,13 @@ def _move_integer_exponents(tokens, table, columns, target, sqrt_w, c, cost, out
                 if result is not None and result[1] < cost:
                     c, cost, out = result
                     fixed[j] = value
-                    moved = True
+                    moved = moved_any = True
                     break
             if cost <= floor:
                 return c, cost, out
         if not moved:
             break
-    if fixed != rounded:  # moves were refitted on a short budget: finish the last one
+    if moved_any:  # moves were refitted on a short budget: finish the last one
         final = _Program(tokens, table, columns, fixed=fixed)
         result = _refit_around(final, c, target, sqrt_w, solver, args)
         if result is not None and result[1] < cost:
@@ -604,9 +607,10 @@ class ConstantFitter:
     max_nfev : int, default=100
         Forward passes per LM run (accepted and rejected steps). A start may add
         up to three more runs: from all ones (once per expression), on the
-        relaxed ``pow``, and the refit after rounding; then, while moving a
-        rounded exponent to a neighbouring integer lowers the cost, short
-        refits of at most 10 passes per move tried and one full refit at the end.
+        relaxed ``pow``, and the refit after rounding; then up to 3 sweeps of
+        moves of each of the k rounded exponents to the 6 integers within 3,
+        each move tried costing a refit of at most 10 passes (so at most
+        180·k passes), and one full refit at the end if any move was kept.
     xtol, ftol : float, default=1e-10
         Relative step and relative cost-decrease tolerances.
     solver : {"lm", "scipy"}, default="lm"

@@ -56,14 +56,15 @@ MAX_EXPANDED_TERMS = 64
 
 _PI_DIVISORS = (1, 2, 3, 4, 6)
 _MAX_DENOMINATOR = 12
+_MAX_LOG_SNAPPED = 4.0  # e^(p/q) is tried for |p/q| <= 4 only
 
 
 def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
     """The simple number ``value`` is round-off away from, or None.
 
     Tried in order: 0, integers, p/q with q ≤ 12, p·π/q with q in {1, 2, 3, 4, 6},
-    and e^(p/q) with q ≤ 12 (LM fits the base of ``c**log(x)`` as e² for
-    ``x**2``).
+    and e^(p/q) with q ≤ 12 and |p/q| ≤ 4, within ``rtol`` relative (LM fits
+    the base of ``c**log(x)`` as e² for ``x**2``).
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
         return None
@@ -81,10 +82,12 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
         p = round(value * q / math.pi)
         if p and near(p * math.pi / q):
             return sympy.Rational(p, q) * sympy.pi
-    if value > 0:
+    # Relative here: below 1e-8 the powers e^(p/q) lie closer together than an
+    # absolute 1e-10, and a tiny fitted constant would always snap to one.
+    if value > 0 and abs(math.log(value)) <= _MAX_LOG_SNAPPED:
         for q in range(1, _MAX_DENOMINATOR + 1):
             p = round(math.log(value) * q)
-            if p and near(math.exp(p / q)):
+            if p and abs(value - math.exp(p / q)) <= rtol * math.exp(p / q):
                 return sympy.exp(sympy.Rational(p, q))
     return None
 

@@ -83,6 +83,10 @@ def test_two_features_keep_their_symbols():
         (0.367879441171442, sympy.exp(-1)),
         (7.38905609893065, sympy.exp(2)),
         (1.64872127070013, sympy.exp(sympy.Rational(1, 2))),
+        # tiny constants are not powers of e: those lie closer than 1e-10 apart down there
+        (5e-10, None),
+        (3.3e-9, None),
+        (4.539992976248485e-05, None),  # e^-10 exactly, but past |p/q| <= 4
         (1.29, None),
         (float("nan"), None),
     ],
