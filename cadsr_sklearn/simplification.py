@@ -84,10 +84,12 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
             return sympy.Rational(p, q) * sympy.pi
     # Relative here: below 1e-8 the powers e^(p/q) lie closer together than an
     # absolute 1e-10, and a tiny fitted constant would always snap to one.
-    if value > 0 and abs(math.log(value)) <= _MAX_LOG_SNAPPED:
+    log_value = math.log(value) if value > 0 else math.inf
+    if abs(log_value) <= _MAX_LOG_SNAPPED:
         for q in range(1, _MAX_DENOMINATOR + 1):
-            p = round(math.log(value) * q)
-            if p and abs(value - math.exp(p / q)) <= rtol * math.exp(p / q):
+            p = round(log_value * q)
+            power = math.exp(p / q)
+            if p and abs(value - power) <= rtol * power:
                 return sympy.exp(sympy.Rational(p, q))
     return None
 
