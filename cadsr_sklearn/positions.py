@@ -103,7 +103,10 @@ def dual_indexed_encoding(
     """The paper's DPE(d, h), eq. (3)–(6).  Shapes: (...) → (..., E)."""
     depth_channels = (embedding_dim + 1) // 2
     width_channels = embedding_dim - depth_channels
-    scale = 4.0 / embedding_dim  # the paper's exponent 4i/E
+    # The paper writes 4i/D for a 2D-channel encoding, which leaves no valid index
+    # range for odd widths (E = 10 is the default); with E the whole width, as in
+    # the authors' code, the exponents of each half run from 0 towards 1.
+    scale = 4.0 / embedding_dim
     import torch
 
     dtype = torch.get_default_dtype()

@@ -290,7 +290,7 @@ def run_search(
             rewards = np.array([c.reward for c in candidates])
 
             # 3. top α% of the batch ∪ replay buffer, deduplicated by key
-            top = [i for i in np.argsort(-rewards, kind="stable")[: config.n_top] if np.isfinite(rewards[i])]
+            top = top_distinct(candidates, rewards, config.n_top)
             top_keys = {candidates[i].expression.key for i in top}
             replay = [c for c in replay if c.expression.key not in top_keys]
             members = [candidates[i] for i in top] + replay
@@ -355,6 +355,24 @@ def run_search(
     if config.prune and result.best is not None and not result.interrupted:
         _prune_best(result, scorer, sampler, config, start, exact_loss)
     return result
+
+
+def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -> list[int]:
+    """Indices of the batch's top ``n_top`` by reward, each tree once, invalid ones left out.
+
+    A collapsed policy can draw fewer than B distinct trees, and the batch is
+    then filled with repeats (appendix Algorithm 1). Copies of one tree would
+    share the top rank weight, push the others' ranks down and take several
+    replay slots, so only the first copy of a key stays in the top set.
+    """
+    seen: set = set()
+    top = []
+    for i in np.argsort(-rewards, kind="stable")[:n_top]:
+        key = candidates[i].expression.key
+        if np.isfinite(rewards[i]) and key not in seen:
+            seen.add(key)
+            top.append(int(i))
+    return top
 
 
 def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:

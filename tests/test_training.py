@@ -136,3 +136,21 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
         y_pred = cand.expression.evaluate(X)
         assert cand.reward == reward(y_pred, cand.expression)
         assert cand.loss == mse(y_pred, y)
+
+
+def test_the_top_set_holds_each_tree_once():
+    # A collapsed policy fills the batch with repeats (appendix Algorithm 1); copies
+    # would share the top rank weight and take several replay slots.
+    from cadsr_sklearn.training import top_distinct
+
+    lib = Library(1)
+    a = _candidate(lib, ["x0"], 1.0, -10.0)
+    b = _candidate(lib, ["sin", "x0"], 2.0, -12.0)
+    c = _candidate(lib, ["cos", "x0"], 3.0, -14.0)
+    bad = _candidate(lib, ["log", "x0"], math.inf, -math.inf)
+    batch = [a, a, b, a, bad, c]
+    rewards = np.array([cand.reward for cand in batch])
+    assert top_distinct(batch, rewards, 3) == [0]  # the top 3 rows are one tree
+    assert top_distinct(batch, rewards, 6) == [0, 2, 5]  # the invalid one never enters
+    weights = rank_weights(rewards[top_distinct(batch, rewards, 6)], 50.0, 6, 0.2)
+    assert np.allclose(weights, [0.2, 0.2 * (1 - 1 / 3), 0.2 * (1 - 2 / 3)])
