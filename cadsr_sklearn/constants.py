@@ -316,7 +316,7 @@ def _levenberg_marquardt(program: _Program, target: np.ndarray, sqrt_w, c0: np.n
                 mu *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
                 nu = 2.0
                 converged = (cost - cost_new <= ftol * cost
-                             or sqrt(step @ step) <= xtol * (sqrt(c @ c) + xtol))
+                             or sqrt(step @ step) <= xtol * sqrt(c @ c))
                 c, val, r, cost = c_new, val_new, r_new, cost_new
                 history.append(cost)
                 # Stalled: less than `stall` relative progress over the last

@@ -77,6 +77,19 @@ def test_linear_in_constants_matches_linear_least_squares():
     np.testing.assert_allclose(fitted.prefix_constants(), expected, rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("scale", [1e-60, 1e-35, 1e-12, 1e12, 1e60])
+def test_fits_are_independent_of_the_scale_of_y(scale):
+    # Every stopping test is relative: an absolute step tolerance once stopped c·x
+    # at c ≈ 1e-31 for targets of 1e-40, and the search returned garbage.
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (50, 2))
+    lib = Library(2)
+    e = Expression.from_names("add mul c x1 c".split(), lib, order="prefix")
+    y = scale * (1.7 * X[:, 1] - 0.3)
+    fitted = ConstantFitter(X, y, random_state=0).fit([e])[0]
+    np.testing.assert_allclose(fitted.prefix_constants(), [1.7 * scale, -0.3 * scale], rtol=1e-10)
+
+
 # ----------------------------------------------------------------------------- random trees
 @st.composite
 def expressions(draw, library: Library, max_nodes: int = 16):
