@@ -164,6 +164,8 @@ def _cmd_demo(args) -> int:
     device = _check_device(args.device)
     if args.out:
         _check_writable(args.out)
+    if args.plots:
+        _check_plot_folder(args.plots)
     X, T_true, T = pendulum_data(seed=0)
     names = ["L", "g"]
     n_train = int(0.75 * len(X))
@@ -197,12 +199,17 @@ def _cmd_demo(args) -> int:
     # a cheap numerical gate first: simplify() on a wrong formula can take long
     with np.errstate(all="ignore"):
         close = np.max(np.abs(model.predict(_frame(X[n_train:], names)) / T_true[n_train:] - 1.0))
-    found = bool(close <= 0.02) and matches_truth(model.expression_, truth)
+    found = bool(close <= 0.02) and matches_truth(_in_names(model.expression_, names), truth)
     print("\nTruth:      T = 2*pi*sqrt(L/g) = 6.2832*sqrt(L/g)")
     if found:
         print("Recovered:  yes, the same formula up to rounding of the fitted constants.")
     else:
         print("Recovered:  no. Try a longer search (--max-time 300) or another --seed.")
+    if args.out:
+        import joblib
+
+        joblib.dump(model, args.out)
+        print(f"Saved the model to {args.out}")
     if args.plots:
         _write_plots(
             model,
@@ -211,12 +218,16 @@ def _cmd_demo(args) -> int:
             Path(args.plots),
             y_train=T[:n_train],
         )
-    if args.out:
-        import joblib
-
-        joblib.dump(model, args.out)
-        print(f"Saved the model to {args.out}")
     return 0
+
+
+def _in_names(expr, names):
+    """``expr`` with x0, x1, … renamed to ``names`` (a fit on a bare array, without pandas)."""
+    import sympy
+
+    default = {f"x{i}": name for i, name in enumerate(names)}
+    return expr.subs({s: sympy.Symbol(default[s.name], **s.assumptions0)
+                      for s in expr.free_symbols if s.name in default})
 
 
 def _frame(X, names):
@@ -265,6 +276,9 @@ def _read_table(path: str):
     if df.empty:
         raise UsageError(f"{path}: the file has a header but no data rows")
     df.columns = [str(c).strip() for c in df.columns]
+    repeated = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
+    if repeated:
+        raise UsageError(f"{path}: repeated column name(s) {repeated}")
     return df
 
 
@@ -327,9 +341,17 @@ def _check_device(device: str) -> str:
 
 
 def _check_writable(path: str) -> None:
+    """Fail before the search, not after it, on an output file that cannot be written."""
+    if Path(path).is_dir():
+        raise UsageError(f"{path}: is a folder; give a file name")
     parent = Path(path).resolve().parent
     if not parent.is_dir():
         raise UsageError(f"{path}: the folder {parent} does not exist")
+
+
+def _check_plot_folder(path: str) -> None:
+    if Path(path).exists() and not Path(path).is_dir():
+        raise UsageError(f"{path}: is a file; --plots takes a folder")
 
 
 def _hidden_params(args) -> dict:
@@ -348,6 +370,12 @@ def _cmd_fit(args) -> int:
         raise UsageError(
             f"{args.data}: no column {args.target!r}; the columns are {list(df.columns)}"
         )
+    unnamed = [c for c in df.columns if c.startswith("Unnamed: ")]
+    if unnamed:  # what pandas calls a column with an empty header, e.g. a saved index
+        raise UsageError(
+            f"{args.data}: column(s) without a name {unnamed} (an index saved by to_csv?); "
+            "name or drop them"
+        )
     df = _numeric(df, args.data)
     X, y = df.drop(columns=[args.target]), df[args.target].to_numpy(dtype=np.float64)
     if X.shape[1] == 0:
@@ -355,6 +383,8 @@ def _cmd_fit(args) -> int:
     _check_operators(args.binary, args.unary)
     device = _check_device(args.device)
     _check_writable(args.out)
+    if args.plots:
+        _check_plot_folder(args.plots)
 
     import joblib
 
@@ -410,6 +440,10 @@ def _load_model(path: str):
         model = joblib.load(p)
     except ValueError as err:  # e.g. saved by an incompatible cadsr-sklearn version
         raise UsageError(f"{path}: {str(err).splitlines()[0]}") from None
+    except ModuleNotFoundError as err:  # e.g. equations_ pickled as a pandas DataFrame
+        raise UsageError(
+            f"{path}: loading this model needs the module {err.name!r}, which is not installed"
+        ) from None
     except Exception as err:  # noqa: BLE001 - any unpickling failure means a bad file
         raise UsageError(f"{path}: not a saved cadsr model ({type(err).__name__})") from None
     if not isinstance(model, CADSRRegressor) or not hasattr(model, "best_expression_"):

@@ -229,7 +229,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Where the policy ran.
     stop_reason_ : str
         Which rule stopped the search: "tol", "max_time", "max_evaluations",
-        "patience", "n_epochs" or "interrupted".
+        "patience", "n_epochs" or "interrupted"; "constant target" when ``y``
+        is constant (then ``y = c`` is returned without a search).
     interrupted_ : bool
         True when ``fit`` was stopped by Ctrl-C; the best formula so far is kept.
     """
@@ -508,7 +509,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         # at y's magnitude (the reward's floor), or a y far from 0 never stops.
         exact_loss = max(self.tol * y_variance, reward.targets.floor) if self.tol > 0 else 0.0
 
-        progress = _Progress(self.n_epochs, self.verbose, y_variance, self._feature_names())
+        progress = _Progress(self.n_epochs, self.verbose, y_variance, self._feature_names(),
+                             self.max_time)
         try:
             # NumPy's BLAS on one thread too: its vectors here are one column
             # (np.dot over S rows), where waking a second thread costs more than
@@ -518,6 +520,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                     policy, sampler, scorer, library, config, exact_loss, generator,
                     on_epoch=progress.update,
                 )
+            progress.show(result.best)  # τ* after pruning, not the last epoch's
         finally:
             progress.close()
         if result.best is None and result.interrupted:
@@ -725,8 +728,11 @@ def _torch_threads(n: int | None):
 class _Progress:
     """tqdm bar over epochs showing the best reward, R², complexity and formula."""
 
-    def __init__(self, total: int, verbose: int, y_variance: float, feature_names: list[str]):
+    def __init__(self, total: int, verbose: int, y_variance: float, feature_names: list[str],
+                 max_time: float | None = None):
         self.bar = None
+        self.n_epochs = total
+        self.max_time = max_time
         self.y_variance = y_variance
         self.names = feature_names
         if verbose:
@@ -737,14 +743,23 @@ class _Progress:
     def update(self, record: dict, best: Candidate | None) -> None:
         if self.bar is None:
             return
+        if self.max_time is not None:
+            # The bar's end is whichever budget runs out first, so its ETA is honest.
+            done, elapsed = record["epoch"] + 1, record["time"]
+            more = int(max(0.0, self.max_time - elapsed) * done / max(elapsed, 1e-9))
+            self.bar.total = min(self.n_epochs, done + more)
         self.bar.update(1)
-        if best is not None:
-            r2 = 1.0 - best.loss / self.y_variance if self.y_variance > 0 else float("nan")
-            self.bar.set_postfix_str(
-                f"reward={best.reward:.4g} R2={r2:.4f} k={best.complexity} "
-                f"y={best.expression.infix(self.names, 4)}",
-                refresh=False,
-            )
+        self.show(best, refresh=False)
+
+    def show(self, best: Candidate | None, refresh: bool = True) -> None:
+        if self.bar is None or best is None:
+            return
+        r2 = 1.0 - best.loss / self.y_variance if self.y_variance > 0 else float("nan")
+        self.bar.set_postfix_str(
+            f"reward={best.reward:.4g} R2={r2:.4f} k={best.complexity} "
+            f"y={best.expression.infix(self.names, 4)}",
+            refresh=refresh,
+        )
 
     def close(self) -> None:
         if self.bar is not None:

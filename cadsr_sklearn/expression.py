@@ -12,6 +12,7 @@ of the ``k``-th ``c`` met in that order.
 from __future__ import annotations
 
 import math
+import numbers
 from collections import deque
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -441,7 +442,8 @@ class Expression:
                 out[i] = str(names[tok.feature])
             elif tok.kind == "constant":
                 k -= 1
-                out[i] = f"{self.constants[k]:.{precision}g}"
+                text = f"{self.constants[k]:.{precision}g}"
+                out[i] = f"({text})" if text.startswith("-") else text  # not "x - -0.3"
             else:
                 out[i] = "1"
         return out[0]
@@ -504,6 +506,8 @@ def _sympy_number(value: float, exact: bool) -> sympy.Expr:
 
 def rounded_latex(expr: sympy.Expr, precision: int = 4) -> str:
     """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits."""
+    if isinstance(precision, bool) or not isinstance(precision, numbers.Integral) or precision < 1:
+        raise ValueError(f"precision must be a positive integer, got {precision!r}.")
     expr = expr.xreplace({f: sympy.Float(f, precision) for f in expr.atoms(sympy.Float)})
     return sympy.latex(expr)
 

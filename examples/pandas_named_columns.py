@@ -38,11 +38,12 @@ print("symbols:", sorted(str(s) for s in model.expression_.free_symbols))
 print("feature_names_in_:", list(model.feature_names_in_))
 print("LaTeX:", model.latex())
 
-# predict() matches columns by name, so their order does not matter
+# predict() wants the fitted columns in the fitted order (as in scikit-learn, a
+# reordered frame is an error, not silently re-read): select them by name
 new = pd.DataFrame({"eccentricity": [0.0, 0.1], "semi_major_axis": [1.0, 5.2]})
 print(
     "predicted periods for a = 1 and 5.2 AU:",
-    model.predict(new[["semi_major_axis", "eccentricity"]]),
+    model.predict(new[list(model.feature_names_in_)]),
 )
 
 # the Pareto front is a DataFrame too (when pandas is installed)

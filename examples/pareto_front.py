@@ -5,7 +5,7 @@ but the search also keeps the best formula at each complexity. Its Pareto front,
 ``model.equations_``, shows what each extra node buys; here we pick the simplest
 formula within 1 % of the best held-out error, and use it to predict.
 
-Run:  python examples/pareto_front.py    (about 15 s on 2 cores)
+Run:  python examples/pareto_front.py    (about 20 s on 2 cores)
 """
 
 import os

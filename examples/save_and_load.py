@@ -3,7 +3,7 @@
 A fitted CADSRRegressor pickles with joblib (or pickle): the file holds the
 formula, the Pareto front and the search history, no neural network. Only load
 model files you trust: unpickling can run code. To share a result with anyone,
-share the formula itself (a string SymPy can parse).
+share the formula itself (``sympy.srepr`` text, which SymPy parses back exactly).
 
 Run:  python examples/save_and_load.py    (about 10 s on 2 cores)
 """
@@ -42,14 +42,17 @@ assert np.array_equal(loaded.predict(X), model.predict(X), equal_nan=True)
 print("loaded model predicts the same:", loaded.expression_)
 print("fitted with cadsr-sklearn", loaded.version_, "on", loaded.device_)
 
-# the safe way to share a result: the formula as text
-text = str(model.expression_)
+# the safe way to share a result: the formula as text. srepr() round-trips exactly
+# whatever the column names; str() is for reading (see the FAQ)
+text = sympy.srepr(model.expression_)
 formula = sympy.sympify(text)  # parse it back anywhere
-x0, x1 = sympy.symbols("x0 x1")  # the names of NumPy columns
+assert formula == model.expression_
+used = {s.name: s for s in formula.free_symbols}
+x0, x1 = (used.get(name, sympy.Symbol(name)) for name in ("x0", "x1"))  # NumPy columns' names
 f = sympy.lambdify((x0, x1), formula, "numpy")
 with np.errstate(all="ignore"):
     again = np.broadcast_to(f(X[:, 0], X[:, 1]), len(X))
-print("shared formula:", text)
+print("shared formula:", model.expression_)
 print(
     "re-evaluated from the text, max difference:", float(np.max(np.abs(again - model.predict(X))))
 )

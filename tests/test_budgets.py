@@ -96,6 +96,15 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
     assert closed == [True]
 
 
+def test_progress_bar_ends_on_the_final_formula_within_the_time_budget(hard, capsys):
+    X, y = hard
+    model = CADSRRegressor(n_epochs=100_000, max_time=4, verbose=1, **FAST).fit(X, y)
+    last = capsys.readouterr().err.strip().split("\r")[-1]
+    # τ* after pruning, and an end set by max_time rather than by 100,000 epochs
+    assert model.best_expression_.infix(["x0", "x1"]) in last
+    assert "/100000" not in last
+
+
 def test_ctrl_c_before_the_first_epoch_ends_propagates(hard, monkeypatch):
     # nothing was found yet, so there is nothing to keep: the interrupt goes on to the caller
     X, y = hard

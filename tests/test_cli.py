@@ -157,9 +157,15 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
         ("a,b,y\n1,2,3\n2,3,4\n", ["--device", "tpu"], "Unknown device 'tpu'"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--device", "cuda:7"], "cuda:7"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--out", "/no/such/folder/m.joblib"], "does not exist"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--out", "."], "is a folder; give a file name"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--plots", "d.csv"], "--plots takes a folder"),
+        ("a,a ,y\n1,2,3\n2,3,4\n", [], "repeated column name(s) ['a']"),
+        (",a,y\n0,1,3\n1,2,4\n", [], "without a name ['Unnamed: 0']"),
     ],
 )
-def test_fit_bad_input_is_one_line_and_status_2(tmp_path, capsys, content, extra, message):
+def test_fit_bad_input_is_one_line_and_status_2(tmp_path, capsys, content, extra, message,
+                                                 monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative output paths land here
     path = str(tmp_path / "missing.csv") if content is None else _write(tmp_path, "d.csv", content)
     code = main(["fit", path, "--target", "y", *extra, "--epochs", "1", "--batch-size", "8"])
     assert code == 2
@@ -188,6 +194,44 @@ def test_predict_bad_input(model_file, tmp_path, capsys):
     text = _write(tmp_path, "t.csv", "a,b\n1,x\n")
     assert main(["predict", str(model_file), text]) == 2
     assert "non-numeric" in _error_line(capsys)
+
+    assert main(["predict", str(model_file), data, "--out", str(tmp_path)]) == 2
+    assert "is a folder; give a file name" in _error_line(capsys)
+
+    # a model that needs a module this machine lacks says which
+    broken = tmp_path / "needs.joblib"
+    joblib.dump(model_file, broken)
+    real_load = joblib.load
+
+    def load_needing_pandas(path, *args, **kwargs):
+        if str(path) == str(broken):
+            raise ModuleNotFoundError("No module named 'pandas'", name="pandas")
+        return real_load(path, *args, **kwargs)
+
+    import unittest.mock
+
+    with unittest.mock.patch("joblib.load", load_needing_pandas):
+        assert main(["show", str(broken)]) == 2
+    assert "needs the module 'pandas'" in _error_line(capsys)
+
+
+def test_demo_checks_its_output_paths_before_the_search(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    assert main(["demo", "--plots", str(tmp_path / "file"), *TINY]) == 2
+    assert "--plots takes a folder" in _error_line(capsys)
+    assert main(["demo", "--out", str(tmp_path), *TINY]) == 2
+    assert "is a folder" in _error_line(capsys)
+
+
+def test_demo_judges_a_fit_on_a_bare_array_in_the_names():
+    # Without pandas the demo fits on an array, so the formula comes in x0, x1.
+    from cadsr_sklearn.cli import _in_names
+
+    x0, x1 = sympy.symbols("x0 x1", real=True)
+    L, g = sympy.symbols("L g")
+    found = _in_names(sympy.Float(6.2832) * sympy.sqrt(x0 / x1), ["L", "g"])
+    assert {s.name for s in found.free_symbols} == {"L", "g"}
+    assert matches_truth(found, 2 * sympy.pi * sympy.sqrt(L / g))
 
 
 @pytest.mark.parametrize("argv", [["fit", "d.csv"], ["demo", "--max-time", "-1"], ["nonsense"]])

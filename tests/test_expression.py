@@ -359,6 +359,9 @@ def test_latex_rounds_floats():
     expr = Expression.from_names(["mul", "c", "x0"], lib, [3.14159265])
     assert expr.latex() == "3.142 x_{0}"
     assert expr.latex(precision=2) == "3.1 x_{0}"
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="precision must be a positive integer"):
+            expr.latex(precision=bad)
 
 
 def test_evaluate_shapes_and_copies():
