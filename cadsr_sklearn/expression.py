@@ -509,7 +509,15 @@ def rounded_latex(expr: sympy.Expr, precision: int = 4) -> str:
     if isinstance(precision, bool) or not isinstance(precision, numbers.Integral) or precision < 1:
         raise ValueError(f"precision must be a positive integer, got {precision!r}.")
     expr = expr.xreplace({f: sympy.Float(f, precision) for f in expr.atoms(sympy.Float)})
-    return sympy.latex(expr)
+    # SymPy typesets a name like "x 1" or "a-b" as bare letters (5 a-b x 1 reads as
+    # arithmetic); such names are set upright as text, one unit.
+    names = {s: r"\text{" + "".join(_LATEX_TEXT.get(ch, ch) for ch in s.name) + "}"
+             for s in expr.free_symbols if not s.name.isidentifier()}
+    return sympy.latex(expr, symbol_names=names)
+
+
+_LATEX_TEXT = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$",
+               "%": r"\%", "&": r"\&", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
 
 
 def sympy_complexity(expr: sympy.Expr) -> int:

@@ -359,6 +359,11 @@ def test_latex_rounds_floats():
     expr = Expression.from_names(["mul", "c", "x0"], lib, [3.14159265])
     assert expr.latex() == "3.142 x_{0}"
     assert expr.latex(precision=2) == "3.1 x_{0}"
+    # names that are not identifiers are one upright unit, LaTeX specials escaped
+    from cadsr_sklearn.expression import rounded_latex
+
+    a, b, x1 = sympy.Symbol("x 1"), sympy.Symbol("50%&"), sympy.Symbol("x1")
+    assert rounded_latex(2 * a * b + x1) == r"2 \text{50\%\&} \text{x 1} + x_{1}"
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="precision must be a positive integer"):
             expr.latex(precision=bad)
