@@ -18,6 +18,7 @@ files you trust.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -226,8 +227,8 @@ def _in_names(expr, names):
     import sympy
 
     default = {f"x{i}": name for i, name in enumerate(names)}
-    return expr.subs({s: sympy.Symbol(default[s.name], **s.assumptions0)
-                      for s in expr.free_symbols if s.name in default})
+    return expr.xreplace({s: sympy.Symbol(default[s.name], **s.assumptions0)
+                          for s in expr.free_symbols if s.name in default})
 
 
 def _frame(X, names):
@@ -266,8 +267,13 @@ def _read_table(path: str):
         raise UsageError(f"{path}: is a folder, not a CSV file")
     if p.stat().st_size == 0:
         raise UsageError(f"{path}: the file is empty")
+    sep = _delimiter(p)
     try:
-        df = pd.read_csv(p, sep=_delimiter(p))
+        df = pd.read_csv(p, sep=sep)
+        # The header as written: pandas renames a repeated name "a" to "a.1" and an
+        # empty one to "Unnamed: 0", which would hide both mistakes.
+        header = pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str,
+                             keep_default_na=False).iloc[0]
     except pd.errors.EmptyDataError:
         raise UsageError(f"{path}: the file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
@@ -275,10 +281,11 @@ def _read_table(path: str):
         raise UsageError(f"{path}: cannot be read as CSV ({first})") from None
     if df.empty:
         raise UsageError(f"{path}: the file has a header but no data rows")
-    df.columns = [str(c).strip() for c in df.columns]
-    repeated = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
+    names = [str(c).strip() for c in header]
+    repeated = sorted({c for c in names if names.count(c) > 1 and c})
     if repeated:
         raise UsageError(f"{path}: repeated column name(s) {repeated}")
+    df.columns = names
     return df
 
 
@@ -341,8 +348,11 @@ def _check_device(device: str) -> str:
 
 
 def _check_writable(path: str) -> None:
-    """Fail before the search, not after it, on an output file that cannot be written."""
-    if Path(path).is_dir():
+    """Fail before the search, not after it, unless ``path`` names a file in an existing folder.
+
+    Write permission is left to the write itself.
+    """
+    if Path(path).is_dir() or path.endswith(("/", os.sep)):
         raise UsageError(f"{path}: is a folder; give a file name")
     parent = Path(path).resolve().parent
     if not parent.is_dir():
@@ -350,6 +360,7 @@ def _check_writable(path: str) -> None:
 
 
 def _check_plot_folder(path: str) -> None:
+    """``--plots`` is a folder (created if missing), so an existing file is an error."""
     if Path(path).exists() and not Path(path).is_dir():
         raise UsageError(f"{path}: is a file; --plots takes a folder")
 
@@ -370,10 +381,10 @@ def _cmd_fit(args) -> int:
         raise UsageError(
             f"{args.data}: no column {args.target!r}; the columns are {list(df.columns)}"
         )
-    unnamed = [c for c in df.columns if c.startswith("Unnamed: ")]
-    if unnamed:  # what pandas calls a column with an empty header, e.g. a saved index
+    unnamed = [i + 1 for i, c in enumerate(df.columns) if not c]
+    if unnamed:
         raise UsageError(
-            f"{args.data}: column(s) without a name {unnamed} (an index saved by to_csv?); "
+            f"{args.data}: column(s) {unnamed} have no name (an index saved by to_csv?); "
             "name or drop them"
         )
     df = _numeric(df, args.data)

@@ -315,6 +315,8 @@ def _levenberg_marquardt(program: _Program, target: np.ndarray, sqrt_w, c0: np.n
                 rho = (cost - cost_new) / predicted if predicted > 0 else 1.0
                 mu *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
                 nu = 2.0
+                # Both tests relative (MINPACK's xtol): an absolute floor would stop
+                # constants of a tiny-scaled target at round-off of their start.
                 converged = (cost - cost_new <= ftol * cost
                              or sqrt(step @ step) <= xtol * sqrt(c @ c))
                 c, val, r, cost = c_new, val_new, r_new, cost_new

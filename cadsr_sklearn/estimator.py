@@ -733,6 +733,7 @@ class _Progress:
         self.bar = None
         self.n_epochs = total
         self.max_time = max_time
+        self.last_time = 0.0
         self.y_variance = y_variance
         self.names = feature_names
         if verbose:
@@ -744,12 +745,23 @@ class _Progress:
         if self.bar is None:
             return
         if self.max_time is not None:
-            # The bar's end is whichever budget runs out first, so its ETA is honest.
+            # The bar ends where the first budget runs out: epochs, or the time left
+            # at the last epoch's pace (the search's own test, and past the warm-up).
             done, elapsed = record["epoch"] + 1, record["time"]
-            more = int(max(0.0, self.max_time - elapsed) * done / max(elapsed, 1e-9))
-            self.bar.total = min(self.n_epochs, done + more)
+            pace = max(elapsed - self.last_time, 1e-9)
+            more = min(float(self.n_epochs), max(0.0, self.max_time - elapsed) / pace)
+            self.last_time = elapsed
+            self._set_total(min(self.n_epochs, done + int(more)))
         self.bar.update(1)
         self.show(best, refresh=False)
+
+    def _set_total(self, total: int) -> None:
+        self.bar.total = total
+        container = getattr(self.bar, "container", None)  # a Jupyter widget's fixed maximum
+        if container is not None:
+            for child in container.children:
+                if hasattr(child, "max"):
+                    child.max = total
 
     def show(self, best: Candidate | None, refresh: bool = True) -> None:
         if self.bar is None or best is None:

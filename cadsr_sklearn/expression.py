@@ -505,7 +505,16 @@ def _sympy_number(value: float, exact: bool) -> sympy.Expr:
 
 
 def rounded_latex(expr: sympy.Expr, precision: int = 4) -> str:
-    """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits."""
+    """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits.
+
+    Symbols whose names are not Python identifiers (``"x 1"``, ``"a-b"``) are set
+    as one upright ``\\text{…}`` unit, LaTeX's special characters escaped.
+
+    Raises
+    ------
+    ValueError
+        If ``precision`` is not a positive integer.
+    """
     if isinstance(precision, bool) or not isinstance(precision, numbers.Integral) or precision < 1:
         raise ValueError(f"precision must be a positive integer, got {precision!r}.")
     expr = expr.xreplace({f: sympy.Float(f, precision) for f in expr.atoms(sympy.Float)})

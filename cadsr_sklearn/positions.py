@@ -87,7 +87,7 @@ def tree_positions(arities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _sinusoid(values: torch.Tensor, n_channels: int, base: float, scale: float) -> torch.Tensor:
-    """Interleaved sin/cos of ``values / base^(scale·i/E)`` for ``n_channels`` channels."""
+    """Interleaved sin/cos of ``values / base^(scale·i)`` over channel pairs ``i``."""
     import torch
 
     pair = torch.arange(n_channels, device=values.device) // 2
@@ -103,9 +103,9 @@ def dual_indexed_encoding(
     """The paper's DPE(d, h), eq. (3)–(6).  Shapes: (...) → (..., E)."""
     depth_channels = (embedding_dim + 1) // 2
     width_channels = embedding_dim - depth_channels
-    # The paper writes 4i/D for a 2D-channel encoding, which leaves no valid index
-    # range for odd widths (E = 10 is the default); with E the whole width, as in
-    # the authors' code, the exponents of each half run from 0 towards 1.
+    # The paper writes 4i/D for a 2D-channel encoding, which has no valid index range
+    # when the half-width D is odd (D = 5 for the default E = 10); with E the whole
+    # width, as in the authors' code, the exponents of each half run from 0 towards 1.
     scale = 4.0 / embedding_dim
     import torch
 

@@ -363,7 +363,10 @@ def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -
     A collapsed policy can draw fewer than B distinct trees, and the batch is
     then filled with repeats (appendix Algorithm 1). Copies of one tree would
     share the top rank weight, push the others' ranks down and take several
-    replay slots, so only the first copy of a key stays in the top set.
+    replay slots, so only the first copy of a key stays in the top set. The
+    top α % is taken over the batch's rows first, as sampled, so a batch whose
+    best rows are all one tree contributes that one tree (the replay buffer
+    still brings the others).
     """
     seen: set = set()
     top = []

@@ -1,9 +1,10 @@
 """Noisy data: the BIC reward keeps formulas short; a fit-only reward chases the noise.
 
 y = 1.5 x0 + x1² with 10 % noise (SRBench's noise model). We fit twice with the
-same budget (40 epochs, so the result does not depend on the machine's speed) and seed: with the paper's BIC reward (the default) and with DSR's
-fit-only reward 1/(1 + NRMSE). Compare the formulas, their complexity, and the
-R² on noise-free held-out data.
+same budget (40 epochs, so the result does not depend on the machine's speed)
+and seed: with the paper's BIC reward (the default) and with DSR's fit-only
+reward 1/(1 + NRMSE). Compare the formulas, their complexity, and the R² on
+noise-free held-out data.
 
 Run:  python examples/noisy_data_bic_vs_nrmse.py    (about 30 s on 2 cores)
 """

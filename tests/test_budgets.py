@@ -96,13 +96,38 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
     assert closed == [True]
 
 
-def test_progress_bar_ends_on_the_final_formula_within_the_time_budget(hard, capsys):
+def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
+    # Pruning runs after the last epoch; the bar's last frame must show its result.
+    from cadsr_sklearn.expression import Expression
+    from cadsr_sklearn.training import Candidate
+
+    def pruned(best, *args):
+        edited = Expression.from_names(["add", "x0", "x1"], best.expression.library,
+                                       order="prefix")
+        return Candidate(edited, best.reward, best.loss)
+
+    monkeypatch.setattr(training, "prune", pruned)
     X, y = hard
-    model = CADSRRegressor(n_epochs=100_000, max_time=4, verbose=1, **FAST).fit(X, y)
+    CADSRRegressor(n_epochs=2, verbose=1, **FAST).fit(X, y)
     last = capsys.readouterr().err.strip().split("\r")[-1]
-    # τ* after pruning, and an end set by max_time rather than by 100,000 epochs
-    assert model.best_expression_.infix(["x0", "x1"]) in last
-    assert "/100000" not in last
+    assert "y=(x0 + x1)" in last
+
+
+def test_progress_bar_total_is_the_first_budget_to_run_out():
+    progress = estimator._Progress(1000, 1, 1.0, ["x0"], max_time=10.0)
+    try:
+        progress.update({"epoch": 0, "time": 1.0}, None)  # warm-up: 9 s left at 1 s/epoch
+        assert progress.bar.total == 1 + 9
+        progress.update({"epoch": 1, "time": 1.5}, None)  # 8.5 s left at 0.5 s/epoch
+        assert progress.bar.total == 2 + 17
+        progress.update({"epoch": 2, "time": 1.5 + 1e-12}, None)  # never past n_epochs
+        assert progress.bar.total == 1000
+    finally:
+        progress.close()
+    huge = estimator._Progress(5, 1, 1.0, ["x0"], max_time=1e308)  # no overflow
+    huge.update({"epoch": 0, "time": 0.0}, None)
+    assert huge.bar.total == 5
+    huge.close()
 
 
 def test_ctrl_c_before_the_first_epoch_ends_propagates(hard, monkeypatch):

@@ -159,8 +159,11 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
         ("a,b,y\n1,2,3\n2,3,4\n", ["--out", "/no/such/folder/m.joblib"], "does not exist"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--out", "."], "is a folder; give a file name"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--plots", "d.csv"], "--plots takes a folder"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--out", "new_folder/"], "is a folder; give a file name"),
         ("a,a ,y\n1,2,3\n2,3,4\n", [], "repeated column name(s) ['a']"),
-        (",a,y\n0,1,3\n1,2,4\n", [], "without a name ['Unnamed: 0']"),
+        ("a,a,y\n1,2,3\n2,3,4\n", [], "repeated column name(s) ['a']"),
+        (",a,y\n0,1,3\n1,2,4\n", [], "column(s) [1] have no name"),
+        (" ,a,y\n0,1,3\n1,2,4\n", [], "column(s) [1] have no name"),
     ],
 )
 def test_fit_bad_input_is_one_line_and_status_2(tmp_path, capsys, content, extra, message,
@@ -200,7 +203,7 @@ def test_predict_bad_input(model_file, tmp_path, capsys):
 
     # a model that needs a module this machine lacks says which
     broken = tmp_path / "needs.joblib"
-    joblib.dump(model_file, broken)
+    joblib.dump({"a": 1}, broken)
     real_load = joblib.load
 
     def load_needing_pandas(path, *args, **kwargs):
@@ -217,10 +220,17 @@ def test_predict_bad_input(model_file, tmp_path, capsys):
 
 def test_demo_checks_its_output_paths_before_the_search(tmp_path, capsys):
     (tmp_path / "file").write_text("")
-    assert main(["demo", "--plots", str(tmp_path / "file"), *TINY]) == 2
-    assert "--plots takes a folder" in _error_line(capsys)
-    assert main(["demo", "--out", str(tmp_path), *TINY]) == 2
-    assert "is a folder" in _error_line(capsys)
+    for argv, message in ((["--plots", str(tmp_path / "file")], "--plots takes a folder"),
+                          (["--out", str(tmp_path)], "is a folder; give a file name")):
+        assert main(["demo", *argv, *TINY]) == 2
+        captured = capsys.readouterr()
+        assert message in captured.err and "Searching" not in captured.out
+
+
+def test_a_real_column_named_like_pandas_placeholders_is_kept(tmp_path, capsys):
+    data = _write(tmp_path, "d.csv", "Unnamed: 3,y\n1,2\n2,4\n3,6\n")
+    assert main(["fit", data, "--target", "y", "--out", str(tmp_path / "m.joblib"), *TINY]) == 0
+    assert "Unnamed: 3" in capsys.readouterr().out
 
 
 def test_demo_judges_a_fit_on_a_bare_array_in_the_names():

@@ -340,6 +340,8 @@ def test_paper_example():
     assert expr.latex(["t", "m", "v"]) == r"m^{2.0} + \sin{\left(v \right)}"
     assert expr.infix() == "((x1 ^ 2) + sin(x2))"
     assert repr(expr) == "Expression(((x1 ^ 2) + sin(x2)))"
+    shifted = Expression.from_names(["sub", "x0", "c"], expr.library, [-0.3], order="prefix")
+    assert shifted.infix() == "(x0 - (-0.3))"  # not "x0 - -0.3"
 
 
 def test_constants_are_numbered_in_bfs_order():
