@@ -504,6 +504,11 @@ def _sympy_number(value: float, exact: bool) -> sympy.Expr:
     return sympy.Float(value)
 
 
+# LaTeX's special characters, escaped for text mode (symbol names that are not identifiers).
+_LATEX_TEXT = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$",
+               "%": r"\%", "&": r"\&", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
+
+
 def rounded_latex(expr: sympy.Expr, precision: int = 4) -> str:
     """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits.
 
@@ -523,10 +528,6 @@ def rounded_latex(expr: sympy.Expr, precision: int = 4) -> str:
     names = {s: r"\text{" + "".join(_LATEX_TEXT.get(ch, ch) for ch in s.name) + "}"
              for s in expr.free_symbols if not s.name.isidentifier()}
     return sympy.latex(expr, symbol_names=names)
-
-
-_LATEX_TEXT = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$",
-               "%": r"\%", "&": r"\&", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
 
 
 def sympy_complexity(expr: sympy.Expr) -> int:

@@ -224,8 +224,9 @@ def simplest_equivalent(
         return expr
     best, best_size = expr, sympy_complexity(expr)
     plain = snapped.xreplace(to_plain)
-    if sympy_complexity(plain) <= best_size and matches(snapped):
-        best, best_size = plain, sympy_complexity(plain)
+    size = sympy_complexity(plain)
+    if size <= best_size and matches(snapped):
+        best, best_size = plain, size
     for form in rewrites:
         plain = form.xreplace(to_plain)
         size = sympy_complexity(plain)
