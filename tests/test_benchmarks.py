@@ -165,6 +165,49 @@ def test_symbolic_solution(model, truth, expected):
     assert is_symbolic_solution(sympy.sympify(model), sympy.sympify(truth)) is expected
 
 
+@pytest.mark.parametrize(
+    "model, truth",
+    [
+        ("log((x + 1)*(x**2 + 1))", "log(x + 1) + log(x**2 + 1)"),  # Nguyen-7 as one log
+        ("log(x**3 + x**2 + x + 1)", "log(x + 1) + log(x**2 + 1)"),
+        ("log(x*(x + 1.4)*(x + 1.3/x))", "log(x + 1.4) + log(x**2 + 1.3)"),  # Constant-8
+        ("x*(x + 1)*(sqrt(x**4) + 1)", "x**4 + x**3 + x**2 + x"),  # sqrt(x**4) = x**2 for real x
+    ],
+)
+def test_symbolic_solution_over_the_reals(model, truth):
+    """Equal as functions of a real x, which SRBench's complex symbols cannot see."""
+    model, truth = sympy.sympify(model), sympy.sympify(truth)
+    assert is_symbolic_solution(model, truth)
+    assert not is_symbolic_solution(model, truth, real=False)
+
+
+@pytest.mark.parametrize(
+    "model, truth",
+    [
+        ("log(x**2)", "2*log(x)"),  # differ for x < 0, where only the model is defined
+        ("sqrt(x**2)", "x"),  # |x|
+        ("log(x**3 + x + 1)", "log(x + 1) + log(x**2 + 1)"),
+    ],
+)
+def test_symbolic_solution_over_the_reals_is_still_equality(model, truth):
+    assert not is_symbolic_solution(sympy.sympify(model), sympy.sympify(truth))
+
+
+def test_symbolic_solution_over_the_reals_outside_main_thread():
+    """The child process that bounds simplification in threads gets the same judge."""
+    out = {}
+    model, truth = sympy.sympify("log(x**3 + x**2 + x + 1)"), sympy.sympify("log(x + 1) + log(x**2 + 1)")
+
+    def work():
+        out["real"] = is_symbolic_solution(model, truth, timeout=10)
+        out["srbench"] = is_symbolic_solution(model, truth, timeout=10, real=False)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    assert out == {"real": True, "srbench": False}
+
+
 def test_symbolic_solution_needs_r2_above_half():
     assert is_symbolic_solution(x, x, r2=0.9)
     assert not is_symbolic_solution(x, x, r2=0.4)

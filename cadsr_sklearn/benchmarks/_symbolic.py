@@ -8,7 +8,8 @@ start fast (SymPy only, no torch). In the child's main thread the same code runs
 under ``SIGALRM``, so both paths give the same answers.
 
 Protocol of the script: one JSON object on stdin, ``{"task": "symbolic" |
-"complexity", "model": srepr, "truth": srepr | null, "timeout": seconds}``;
+"complexity", "model": srepr, "truth": srepr | null, "timeout": seconds,
+"real": bool}``;
 one JSON object on stdout with the result.
 """
 
@@ -30,6 +31,8 @@ __all__ = [
     "round_floats",
     "node_count",
     "exp_log_powers",
+    "real_symbols",
+    "split_logs",
     "symbolic_solution_unbounded",
     "simplified_complexity_unbounded",
 ]
@@ -125,7 +128,30 @@ def exp_log_powers(expr: sympy.Expr) -> sympy.Expr:
     )
 
 
-def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: float | None = None) -> bool:
+def real_symbols(*exprs: sympy.Expr) -> tuple[sympy.Expr, ...]:
+    """The expressions with every free symbol replaced by a real one of the same name."""
+    symbols = set().union(*(e.free_symbols for e in exprs))
+    real = {s: sympy.Symbol(s.name, real=True) for s in symbols}
+    return tuple(e.xreplace(real) for e in exprs)
+
+
+def split_logs(expr: sympy.Expr) -> sympy.Expr:
+    """Factor every log's argument and split it into a sum of logs where that is valid.
+
+    ``log(x**3 + x**2 + x + 1)`` is ``log(x + 1) + log(x**2 + 1)`` for real x
+    (``x**2 + 1 > 0``), but ``simplify`` neither factors inside a log nor splits
+    a log unless a factor is known to be positive. ``expand_log`` without
+    ``force`` splits off only the factors the assumptions prove positive, so
+    this never changes the value.
+    """
+    return expr.replace(
+        lambda e: isinstance(e, sympy.log),
+        lambda e: sympy.expand_log(sympy.log(sympy.factor(e.args[0])), force=False),
+    )
+
+
+def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: float | None = None,
+                                real: bool = True) -> bool:
     """SRBench's symbolic-solution test, each simplification under :func:`time_limit`.
 
     ``model`` is rounded first (see :func:`round_floats`); solved when it is not
@@ -133,6 +159,14 @@ def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: f
     (a non-zero one for the ratio). When neither does and a symbolic power is
     involved, both are tried once more with powers in exp-log form
     (:func:`exp_log_powers`). A time-out counts as "not a solution".
+
+    SRBench parses formulas with plain SymPy symbols, which are complex: under
+    them ``log((x + 1)*(x**2 + 1))`` is not ``log(x + 1) + log(x**2 + 1)`` and
+    ``sqrt(x**4)`` is not ``x**2``, though each pair is one function of real x.
+    With ``real`` (default), a model SRBench's test rejects is tried once more
+    with real symbols and logs split (:func:`split_logs`): features are real
+    numbers, so equality over the reals is what recovering a law means.
+    ``real=False`` is SRBench's test as written.
     """
     model = round_floats(sympy.sympify(model))
     truth = round_floats(sympy.sympify(truth))
@@ -142,9 +176,14 @@ def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: f
         if _constant_relation(model, truth, timeout):
             return True
         model_el, truth_el = exp_log_powers(model), exp_log_powers(truth)
-        if (model_el, truth_el) != (model, truth):
-            return _constant_relation(model_el, truth_el, timeout)
-        return False
+        if (model_el, truth_el) != (model, truth) and _constant_relation(model_el, truth_el, timeout):
+            return True
+        if not real:
+            return False
+        model, truth = real_symbols(model, truth)
+        with time_limit(timeout):
+            model, truth = split_logs(model), split_logs(truth)
+        return _constant_relation(model, truth, timeout)
     except SimplifyTimeout:
         return False
 
@@ -175,7 +214,8 @@ def _main() -> None:
     timeout = request.get("timeout")
     model = sympy.sympify(request["model"])
     if request["task"] == "symbolic":
-        result = symbolic_solution_unbounded(model, sympy.sympify(request["truth"]), timeout)
+        result = symbolic_solution_unbounded(model, sympy.sympify(request["truth"]), timeout,
+                                             request.get("real", True))
     else:
         result = simplified_complexity_unbounded(model, timeout)
     sys.stdout.write(json.dumps({"result": result}))
