@@ -196,7 +196,8 @@ def test_symbolic_solution_over_the_reals_is_still_equality(model, truth):
 def test_symbolic_solution_over_the_reals_outside_main_thread():
     """The child process that bounds simplification in threads gets the same judge."""
     out = {}
-    model, truth = sympy.sympify("log(x**3 + x**2 + x + 1)"), sympy.sympify("log(x + 1) + log(x**2 + 1)")
+    model = sympy.sympify("log(x**3 + x**2 + x + 1)")
+    truth = sympy.sympify("log(x + 1) + log(x**2 + 1)")
 
     def work():
         out["real"] = is_symbolic_solution(model, truth, timeout=10)

@@ -176,7 +176,8 @@ def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: f
         if _constant_relation(model, truth, timeout):
             return True
         model_el, truth_el = exp_log_powers(model), exp_log_powers(truth)
-        if (model_el, truth_el) != (model, truth) and _constant_relation(model_el, truth_el, timeout):
+        rewritten = (model_el, truth_el) != (model, truth)
+        if rewritten and _constant_relation(model_el, truth_el, timeout):
             return True
         if not real:
             return False
