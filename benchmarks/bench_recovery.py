@@ -77,7 +77,7 @@ def rejudge(out: Path) -> None:
         writer.writerows(rows)
 
 
-def run_one(name: str, seed: int, max_time: float, operators: str = "default") -> dict:
+def run_one(name: str, seed: int, max_time: float, operators: str = "default", noise: float = 0.0) -> dict:
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch
 
@@ -86,7 +86,7 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default") -
     from cadsr_sklearn.benchmarks import get_problem
 
     problem = get_problem(name)
-    data = problem.sample(seed=seed)
+    data = problem.sample(seed=seed, noise=noise)
     start = time.perf_counter()
     params = {}
     if operators == "suite":
@@ -130,13 +130,17 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--problems", nargs="*", default=None)
     parser.add_argument("--operators", choices=["default", "suite"], default="default")
+    parser.add_argument("--noise", type=float, default=0.0,
+                        help="SRBench's noise level γ on the training targets (the test set stays clean)")
+    parser.add_argument("--suite", nargs="*", default=["nguyen", "constant"],
+                        help="suites whose problems run when --problems is not given")
     parser.add_argument("--out", default="recovery.csv")
     parser.add_argument("--rejudge", action="store_true")
     args = parser.parse_args()
 
     from cadsr_sklearn.benchmarks import get_suite
 
-    problems = args.problems or [p.name for p in get_suite("nguyen") + get_suite("constant")]
+    problems = args.problems or [p.name for suite in args.suite for p in get_suite(suite)]
     out = Path(args.out)
     done = set()
     if out.exists():
@@ -157,7 +161,7 @@ def main() -> None:
         with out.open("w", newline="") as fh:
             csv.DictWriter(fh, FIELDS).writeheader()
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(run_one)(p, s, args.max_time, args.operators) for p, s in tasks
+        delayed(run_one)(p, s, args.max_time, args.operators, args.noise) for p, s in tasks
     )
     for row in results:
         with out.open("a", newline="") as fh:
@@ -199,7 +203,9 @@ def main() -> None:
         "constant_mean_recovery": _mean_percent(summary, "Constant"),
         "constant_mean_recovery_srbench": _mean_percent(srbench_rates, "Constant"),
         "constant_mean_exact_on_test": _mean_percent(exact_rates, "Constant"),
+        "feynman_mean_recovery_srbench": _mean_percent(srbench_rates, "Feynman"),
         "max_time": args.max_time,
+        "noise": args.noise,
     }))
 
 

@@ -193,7 +193,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Torch device of the policy: "auto" (CUDA when available, else CPU),
         "cpu", "cuda", "cuda:N" or "mps".
     n_jobs : int or None, default=None
-        Parallel workers for constant fitting (joblib semantics).
+        Threads that fit constants and evaluate formulas, a batch's expressions
+        shared among them: ``None`` or −1 every core this process may use
+        (``os.sched_getaffinity``), −2 all but one, 1 serial. The formula found
+        does not depend on ``n_jobs``.
     random_state : int, RandomState instance or None, default=None
         Seed; the same seed gives the same formula on CPU.
     verbose : int, default=0

@@ -1,7 +1,8 @@
 """The token library: every symbol an expression tree can hold.
 
-A :class:`Token` carries its arity, a vectorised NumPy implementation, the SymPy
-function it exports to and a display form. A :class:`Library` is the ordered
+A :class:`Token` carries its arity, its operation code (the compiled value and
+derivatives in :mod:`.program`), the SymPy function it exports to and a display
+form. A :class:`Library` is the ordered
 token set of one search; token ids are indices into it and are what the policy
 sees.
 
@@ -19,6 +20,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import sympy
+
+from .program import CONSTANT, ONE, OPCODES, VARIABLE
 
 __all__ = [
     "Token",
@@ -42,8 +45,9 @@ class Token:
         Identifier users pass in ``binary_operators``/``unary_operators``.
     arity : int
         Number of children: 2, 1 or 0 (terminal).
-    function : callable or None
-        Vectorised NumPy implementation for operators; ``None`` for terminals.
+    opcode : int
+        Operation code of the compiled interpreter (:data:`.program.OPCODES`),
+        which holds the one implementation of the token's value and derivatives.
     sympy_function : callable or None
         Builds the SymPy form from the children's SymPy forms.
     display : str
@@ -56,7 +60,7 @@ class Token:
 
     name: str
     arity: int
-    function: Callable[..., np.ndarray] | None
+    opcode: int
     sympy_function: Callable[..., sympy.Expr] | None
     display: str
     kind: str
@@ -65,11 +69,6 @@ class Token:
 
 # Module-level functions rather than anonymous ones, so that tokens (and so
 # libraries, expressions and fitted estimators) can be pickled.
-def _cube(x):
-    # Two products are faster than np.power(x, 3) and differ from it by < 2 ulp.
-    return x * x * x
-
-
 def _sympy_add(a, b):
     return a + b
 
@@ -120,29 +119,29 @@ def _sympy_one():
 BINARY_OPERATORS: dict[str, Token] = {
     t.name: t
     for t in (
-        Token("add", 2, np.add, _sympy_add, "({} + {})", "binary"),
-        Token("sub", 2, np.subtract, _sympy_sub, "({} - {})", "binary"),
-        Token("mul", 2, np.multiply, _sympy_mul, "({} * {})", "binary"),
-        Token("div", 2, np.divide, _sympy_div, "({} / {})", "binary"),
-        Token("pow", 2, np.power, _sympy_pow, "({} ^ {})", "binary"),
+        Token("add", 2, OPCODES["add"], _sympy_add, "({} + {})", "binary"),
+        Token("sub", 2, OPCODES["sub"], _sympy_sub, "({} - {})", "binary"),
+        Token("mul", 2, OPCODES["mul"], _sympy_mul, "({} * {})", "binary"),
+        Token("div", 2, OPCODES["div"], _sympy_div, "({} / {})", "binary"),
+        Token("pow", 2, OPCODES["pow"], _sympy_pow, "({} ^ {})", "binary"),
     )
 }
 
 UNARY_OPERATORS: dict[str, Token] = {
     t.name: t
     for t in (
-        Token("sin", 1, np.sin, sympy.sin, "sin({})", "unary"),
-        Token("cos", 1, np.cos, sympy.cos, "cos({})", "unary"),
-        Token("tan", 1, np.tan, sympy.tan, "tan({})", "unary"),
-        Token("log", 1, np.log, sympy.log, "log({})", "unary"),
-        Token("sqrt", 1, np.sqrt, sympy.sqrt, "sqrt({})", "unary"),
-        Token("exp", 1, np.exp, sympy.exp, "exp({})", "unary"),
-        Token("square", 1, np.square, _sympy_square, "({})^2", "unary"),
-        Token("cube", 1, _cube, _sympy_cube, "({})^3", "unary"),
-        Token("neg", 1, np.negative, _sympy_neg, "-({})", "unary"),
-        Token("inv", 1, np.reciprocal, _sympy_inv, "1/({})", "unary"),
-        Token("tanh", 1, np.tanh, sympy.tanh, "tanh({})", "unary"),
-        Token("abs", 1, np.abs, _sympy_abs, "|{}|", "unary"),
+        Token("sin", 1, OPCODES["sin"], sympy.sin, "sin({})", "unary"),
+        Token("cos", 1, OPCODES["cos"], sympy.cos, "cos({})", "unary"),
+        Token("tan", 1, OPCODES["tan"], sympy.tan, "tan({})", "unary"),
+        Token("log", 1, OPCODES["log"], sympy.log, "log({})", "unary"),
+        Token("sqrt", 1, OPCODES["sqrt"], sympy.sqrt, "sqrt({})", "unary"),
+        Token("exp", 1, OPCODES["exp"], sympy.exp, "exp({})", "unary"),
+        Token("square", 1, OPCODES["square"], _sympy_square, "({})^2", "unary"),
+        Token("cube", 1, OPCODES["cube"], _sympy_cube, "({})^3", "unary"),
+        Token("neg", 1, OPCODES["neg"], _sympy_neg, "-({})", "unary"),
+        Token("inv", 1, OPCODES["inv"], _sympy_inv, "1/({})", "unary"),
+        Token("tanh", 1, OPCODES["tanh"], sympy.tanh, "tanh({})", "unary"),
+        Token("abs", 1, OPCODES["abs"], _sympy_abs, "|{}|", "unary"),
     )
 }
 
@@ -216,14 +215,14 @@ class Library:
         if not binary and not unary:
             raise ValueError("At least one binary or unary operator is required.")
         variables = [
-            Token(f"x{i}", 0, None, None, f"x{i}", "variable", feature=i)
+            Token(f"x{i}", 0, VARIABLE, None, f"x{i}", "variable", feature=i)
             for i in range(int(n_features))
         ]
         terminals = list(variables)
         if use_one:
-            terminals.append(Token("1", 0, None, _sympy_one, "1", "one"))
+            terminals.append(Token("1", 0, ONE, _sympy_one, "1", "one"))
         if use_constants:
-            terminals.append(Token("c", 0, None, None, "c", "constant"))
+            terminals.append(Token("c", 0, CONSTANT, None, "c", "constant"))
 
         self.tokens: tuple[Token, ...] = tuple(binary + unary + terminals)
         self.n_features = int(n_features)
@@ -256,6 +255,10 @@ class Library:
         # Plain-Python copies of the per-token facts, for the per-node loops of
         # Expression (indexing NumPy arrays with Python ints is several times slower).
         self._arity_list: tuple[int, ...] = tuple(t.arity for t in self.tokens)
+        # Per token id, what a program (see .program) holds for it.
+        self.opcodes = np.array([t.opcode for t in self.tokens], dtype=np.int32)
+        self.features = np.array([-1 if t.feature is None else t.feature for t in self.tokens],
+                                 dtype=np.int32)
 
     def __len__(self) -> int:
         return len(self.tokens)

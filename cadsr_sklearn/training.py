@@ -32,7 +32,7 @@ import numpy as np
 import torch
 
 from .constants import ConstantFitter, fit_key
-from .expression import Expression
+from .expression import Expression, evaluate_many
 from .library import Library
 from .policy import Policy
 from .pruning import prune
@@ -131,22 +131,21 @@ class SearchResult:
 
 
 _MAX_REUSED_ROWS = 10_000
+_EVALUATION_FLOATS = 1 << 23  # predictions held at once while scoring (64 MiB)
 
 
 class _Scorer:
     """Constants → predictions → reward for sampled expressions, cached by key."""
 
     def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray):
-        self.fitter, self.reward, self.loss, self.X = fitter, reward, loss, X
+        self.fitter, self.reward, self.loss = fitter, reward, loss
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.cache: dict[tuple, Candidate] = {}
-        # The rows the constants were fitted on, when fewer than all: an expression
-        # non-finite on any of them is non-finite on X too, so most invalid
-        # candidates are rejected without evaluating every row. When LM saw every
-        # row, its output at the fitted constants already is the prediction.
+        # When LM saw every row, its output at the fitted constants already is the
+        # prediction, bit for bit (capped: a batch's outputs take B·S floats at once).
         rows = getattr(fitter, "rows_", None)
-        self.X_fit = X[rows] if rows is not None and len(rows) < len(X) else None
-        # (capped: a batch's outputs take B·S floats at once)
-        self.reuse_outputs = self.X_fit is None and len(X) <= _MAX_REUSED_ROWS
+        self.reuse_outputs = (rows is not None and len(rows) == len(X)
+                              and len(X) <= _MAX_REUSED_ROWS)
 
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
@@ -166,24 +165,36 @@ class _Scorer:
     def _fit_and_score(self, expressions: list[Expression], warm_start: bool) -> list[Candidate]:
         fitted = self.fitter.fit(expressions, keep_outputs=self.reuse_outputs, warm_start=warm_start)
         outputs = self.fitter.outputs_ if self.reuse_outputs else {}
-        candidates = []
-        for expr, ok in zip(fitted, self.fitter.success_):
-            # a failed fit leaves NaN constants: nothing to evaluate
-            y_pred = self._predict(expr, outputs) if ok else None
-            if y_pred is None or not np.all(np.isfinite(y_pred)):
-                candidates.append(Candidate(expr, -math.inf, math.inf))
+        predictions: list = [None] * len(fitted)
+        to_evaluate = []
+        for j, (expr, ok) in enumerate(zip(fitted, self.fitter.success_)):
+            if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
+                continue
+            out = outputs.get(fit_key(expr.tokens)) if expr.n_constants else None
+            if out is None:
+                to_evaluate.append(j)
             else:
-                candidates.append(Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred)))
+                predictions[j] = out
+        chunk = max(1, _EVALUATION_FLOATS // max(1, len(self.X)))
+        candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]
+        for lo in range(0, len(to_evaluate), chunk):
+            part = to_evaluate[lo:lo + chunk]
+            Y = evaluate_many([fitted[j] for j in part], self.X, self.fitter.n_jobs)
+            for j, y_pred in zip(part, Y):
+                predictions[j] = y_pred
+            self._score(fitted, predictions, part, candidates)
+            for j in part:
+                predictions[j] = None  # scored: let the chunk's memory go
+        self._score(fitted, predictions, [j for j, y in enumerate(predictions) if y is not None],
+                    candidates)
         return candidates
 
-    def _predict(self, expr: Expression, outputs: dict) -> np.ndarray | None:
-        """Predictions on X, or None when already non-finite on the fitting rows."""
-        out = outputs.get(fit_key(expr.tokens)) if expr.n_constants else None
-        if out is not None:
-            return np.broadcast_to(out, (len(self.X),))
-        if self.X_fit is not None and not np.all(np.isfinite(expr.evaluate(self.X_fit))):
-            return None
-        return expr.evaluate(self.X)
+    def _score(self, fitted, predictions, indices, candidates) -> None:
+        for j in indices:
+            y_pred = predictions[j]
+            if np.all(np.isfinite(y_pred)):
+                candidates[j] = Candidate(fitted[j], self.reward(y_pred, fitted[j]),
+                                          self.loss(y_pred))
 
 
 def grpo_loss(

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import sympy
+from compiled_ops import compiled
 
 from cadsr_sklearn.library import (
     BINARY_OPERATORS,
@@ -70,7 +71,7 @@ def test_every_operator_has_semantics_cases():
 
 @pytest.mark.parametrize("name", sorted(BINARY_CASES))
 def test_binary_operator_semantics(name):
-    fn = BINARY_OPERATORS[name].function
+    fn = compiled(BINARY_OPERATORS[name])
     for (a, b), expected in BINARY_CASES[name]:
         with np.errstate(all="ignore"):
             scalar = fn(np.float64(a), np.float64(b))
@@ -82,7 +83,7 @@ def test_binary_operator_semantics(name):
 
 @pytest.mark.parametrize("name", sorted(UNARY_CASES))
 def test_unary_operator_semantics(name):
-    fn = UNARY_OPERATORS[name].function
+    fn = compiled(UNARY_OPERATORS[name])
     for a, expected in UNARY_CASES[name]:
         with np.errstate(all="ignore"):
             scalar = fn(np.float64(a))
@@ -94,7 +95,7 @@ def test_unary_operator_semantics(name):
 
 @pytest.mark.parametrize("name", sorted(BOUNDED_AT_HUGE))
 def test_bounded_operators_stay_finite_at_huge_arguments(name):
-    fn = UNARY_OPERATORS[name].function
+    fn = compiled(UNARY_OPERATORS[name])
     out = fn(np.array([HUGE, -HUGE, 1e20, -1e20]))
     assert np.all(np.isfinite(out)) and np.all(np.abs(out) <= BOUNDED_AT_HUGE[name])
 
@@ -124,7 +125,7 @@ def test_binary_sympy_function_agrees_with_numpy(name):
     x, y = sympy.symbols("x y")
     lam = sympy.lambdify((x, y), tok.sympy_function(x, y), "numpy")
     with np.errstate(all="ignore"):
-        expected = tok.function(a, b)
+        expected = compiled(tok)(a, b)
         via_lambdify = lam(a, b)
     finite = np.isfinite(expected)
     assert finite.sum() > len(a) // 2
@@ -140,7 +141,7 @@ def test_unary_sympy_function_agrees_with_numpy(name):
     x = sympy.Symbol("x")
     lam = sympy.lambdify(x, tok.sympy_function(x), "numpy")
     with np.errstate(all="ignore"):
-        expected = tok.function(GRID)
+        expected = compiled(tok)(GRID)
         via_lambdify = lam(GRID)
     finite = np.isfinite(expected)
     assert finite.sum() >= 6
@@ -156,9 +157,9 @@ def test_operators_emit_no_warnings_inside_errstate():
         warnings.simplefilter("error")
         with np.errstate(all="ignore"):
             for tok in UNARY_OPERATORS.values():
-                tok.function(x)
+                compiled(tok)(x)
             for tok in BINARY_OPERATORS.values():
-                tok.function(x[:, None], x[None, :])
+                compiled(tok)(x[:, None], x[None, :])
 
 
 # ----------------------------------------------------------------------------- Library
