@@ -4,13 +4,15 @@ A seeded generator draws 1000 distinct random trees (uniform choice among the
 tokens of the default ``Library(1)`` that keep the tree completable within 32
 nodes, at most 10 constants, as the sampler allows). The target is Constant-1,
 3.39x³ + 2.12x² + 1.78x, on 1000 rows of U[-1, 1]. Each run builds a fresh
-:class:`ConstantFitter` (empty cache), fits every expression and scores it with
-the BIC reward on all rows.
+:class:`ConstantFitter` (empty cache) and scores the batch as the search does (:class:`Scorer`: fit,
+compiled evaluation on all rows on the fitter's threads, BIC). ``screen256``
+adds the search's default screening: constants fitted on 256 of the rows, the
+best 100 (2·αB/100 at the paper's α = 5, B = 1000) refitted on all of them.
 
 Usage::
 
     python benchmarks/bench_constants.py [--runs 7] [--n-expr 1000] [--rows 1000]
-        [--configs default,scipy,jobs2,uniform01,ones,restart1,nfev30]
+        [--configs default,threads2,screen256,screen256-threads2,uniform01,ones,restart1,nfev30]
 
 Prints a table, then as its final line a JSON object with the median seconds.
 """
@@ -26,6 +28,7 @@ import numpy as np
 
 from cadsr_sklearn import Expression, Library
 from cadsr_sklearn.constants import ConstantFitter
+from cadsr_sklearn.training import Scorer
 from cadsr_sklearn.rewards import make_reward
 
 
@@ -63,9 +66,10 @@ def random_expressions(library: Library, n: int, seed: int) -> list[Expression]:
 
 #: Compared fitter settings (``default`` is what the estimator uses).
 CONFIGS = {
-    "default": dict(),
-    "scipy": dict(solver="scipy"),  # MINPACK lmder, same analytic Jacobian
-    "jobs2": dict(n_jobs=2),  # joblib/loky, 2 chunks
+    "default": dict(n_jobs=1),  # one thread
+    "threads2": dict(n_jobs=2),  # two threads over the expressions
+    "screen256": dict(n_jobs=1, screen=256),  # the search's default screening, one thread
+    "screen256-threads2": dict(n_jobs=2, screen=256),
     "uniform01": dict(init="uniform"),  # the authors' Uniform(0, 1) start
     "ones": dict(init="ones"),
     "restart1": dict(n_restarts=1),
@@ -74,14 +78,17 @@ CONFIGS = {
 
 
 def run_once(exprs, X, y, reward, options):
-    """One fresh fitter: fit all, then score all on every row. Wall and CPU seconds."""
+    """One fresh scorer: fit all, score all on every row. Wall and CPU seconds, fitter, rewards."""
+    options = dict(options)
+    screen_rows = options.pop("screen", None)
     w0, c0 = time.perf_counter(), time.process_time()
     fitter = ConstantFitter(X, y, random_state=0, **options)
-    fitted = fitter.fit(exprs)
+    screen = fitter.screening_fitter(screen_rows) if screen_rows else None
+    scorer = Scorer(fitter, reward, lambda y_pred: 0.0, X, screen=screen, n_refine=100)
+    candidates = scorer(exprs)
     w1, c1 = time.perf_counter(), time.process_time()
-    rewards = np.array([reward(e.evaluate(X), e) for e in fitted])
-    w2, c2 = time.perf_counter(), time.process_time()
-    return (w1 - w0, w2 - w1, c1 - c0, c2 - c1), fitter, rewards
+    rewards = np.array([c.reward for c in candidates])
+    return (w1 - w0, c1 - c0), screen or fitter, rewards
 
 
 def main(argv=None) -> None:
@@ -90,7 +97,7 @@ def main(argv=None) -> None:
     parser.add_argument("--n-expr", type=int, default=1000)
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--configs", default="default,scipy,jobs2",
+    parser.add_argument("--configs", default="default,threads2,screen256,screen256-threads2",
                         help=f"comma-separated, from {','.join(CONFIGS)}")
     args = parser.parse_args(argv)
     names = args.configs.split(",")
@@ -107,10 +114,9 @@ def main(argv=None) -> None:
     print(f"{len(exprs)} distinct random expressions, {np.sum(n_const > 0)} with constants "
           f"(mean {n_const[n_const > 0].mean():.1f}, max {n_const.max()}), "
           f"mean {np.mean([len(e) for e in exprs]):.1f} nodes; {args.rows} rows, Constant-1 target")
-    print(f"median of {args.runs} runs, configs interleaved (machine shared with other jobs: "
-          "wall times are noisy; CPU times exclude worker processes)")
+    print(f"median of {args.runs} runs, configs interleaved")
 
-    for name in names:  # warm-up: imports, joblib workers
+    for name in names:  # warm-up: imports, compiled code
         run_once(exprs[:50], X, y, reward, CONFIGS[name])
     times = {name: [] for name in names}
     last = {}
@@ -120,21 +126,19 @@ def main(argv=None) -> None:
             times[name].append(t)
             last[name] = (fitter, rewards)
 
-    print(f"{'config':<10} {'fit s':>7} {'score s':>8} {'total s':>8} {'fit cpu':>8} "
-          f"{'failed':>7} {'valid':>6} {'best -BIC':>10} {'top-50 mean':>12}")
+    print(f"{'config':<20} {'total s':>8} {'cpu s':>8} {'failed':>7} {'valid':>6} "
+          f"{'best -BIC':>10} {'top-50 mean':>12}")
     summary = {}
     for name in names:
-        fit_s, score_s, fit_cpu, _ = (statistics.median(v) for v in zip(*times[name]))
-        total = statistics.median(f + s for f, s, _, _ in times[name])
+        total, cpu = (statistics.median(v) for v in zip(*times[name]))
         fitter, rewards = last[name]
         failed = int(np.sum(~fitter.success_))
         valid = int(np.sum(np.isfinite(rewards)))
         top = np.sort(rewards)[-50:].mean()
-        print(f"{name:<10} {fit_s:7.3f} {score_s:8.3f} {total:8.3f} {fit_cpu:8.3f} "
-              f"{failed:7d} {valid:6d} {rewards.max():10.1f} {top:12.1f}")
-        summary[name] = dict(fit_s=round(fit_s, 4), score_s=round(score_s, 4),
-                             total_s=round(total, 4), fit_cpu_s=round(fit_cpu, 4),
-                             failed=failed, valid=valid)
+        print(f"{name:<20} {total:8.3f} {cpu:8.3f} {failed:7d} {valid:6d} {rewards.max():10.1f} "
+              f"{top:12.1f}")
+        summary[name] = dict(total_s=round(total, 4), cpu_s=round(cpu, 4), failed=failed,
+                             valid=valid)
     print(json.dumps({"benchmark": "bench_constants", "n_expressions": len(exprs),
                       "rows": args.rows, "runs": args.runs, "config": names[0],
                       "median_total_s": summary[names[0]]["total_s"], "configs": summary}))

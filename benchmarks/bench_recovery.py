@@ -92,7 +92,8 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default", n
     if operators == "suite":
         params = dict(binary_operators=problem.binary_operators, unary_operators=problem.unary_operators,
                       use_constants=problem.use_constants, use_one=False)
-    model = CADSRRegressor(max_time=max_time, random_state=seed, device="cpu", **params)
+    # one core per fit: --n-jobs fits run side by side
+    model = CADSRRegressor(max_time=max_time, random_state=seed, device="cpu", n_jobs=1, **params)
     model.fit(data.X_train, data.y_train)
     elapsed = time.perf_counter() - start
     r2 = model.score(data.X_test, data.y_test)

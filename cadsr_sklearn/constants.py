@@ -202,6 +202,21 @@ class ConstantFitter:
         self.n_fitted_ = 0
         self.n_failed_ = 0
 
+    def screening_fitter(self, screen_samples: int) -> "ConstantFitter | None":
+        """A fitter on a subsample of at most ``screen_samples`` of this one's rows, same settings.
+
+        None when this fitter has no more rows than that: screening would save nothing.
+        """
+        if len(self.rows_) <= screen_samples:
+            return None
+        screen = ConstantFitter(self.X, self.target, sample_weight=self.sqrt_w ** 2,
+                                const_fit_samples=screen_samples, random_state=self.rng,
+                                n_jobs=self.n_jobs, init=self.init, n_restarts=self.n_restarts,
+                                max_nfev=self.settings.max_nfev, xtol=self.settings.xtol,
+                                ftol=self.settings.ftol)
+        screen.rows_ = self.rows_[screen.rows_]  # rows of the training set, as this one's
+        return screen
+
     def _starts(self, p: int) -> np.ndarray:
         """Starting constants (1 + n_restarts, p), BFS order."""
         if self.init == "ones":
@@ -216,7 +231,7 @@ class ConstantFitter:
         return np.vstack([first, self.rng.uniform(lo, hi, (self.n_restarts, p))])
 
     def fit(self, expressions: Sequence[Expression], keep_outputs: bool = False,
-            warm_start: bool = False) -> list[Expression]:
+            warm_start: bool = False, fresh_starts: bool = True) -> list[Expression]:
         """Expressions with fitted constants, parallel to ``expressions``.
 
         Expressions without constant tokens are returned as they are. A failed
@@ -227,7 +242,8 @@ class ConstantFitter:
         non-finite one; of a structure given twice, the first copy's), then
         from the usual starting points, and the cache is neither read nor
         written: for edits of a fitted formula, whose other constants are
-        already right.
+        already right. With ``fresh_starts`` false as well, only the held
+        constants are a start: to polish constants fitted on other rows.
         """
         expressions = list(expressions)
         keys = [fit_key(e.tokens) for e in expressions]
@@ -237,10 +253,10 @@ class ConstantFitter:
             if key not in cache and key not in todo and e.n_constants:
                 # Starting points are drawn here, in input order, so results do
                 # not depend on how the work is split across threads.
-                starts = self._starts(e.n_constants)
+                starts = self._starts(e.n_constants) if fresh_starts or not warm_start else None
                 if warm_start:  # a non-finite value held is started at 1
-                    held = np.where(np.isfinite(e.constants), e.constants, 1.0)
-                    starts = np.vstack([held, starts])
+                    held = np.where(np.isfinite(e.constants), e.constants, 1.0)[None, :]
+                    starts = held if starts is None else np.vstack([held, starts])
                 todo[key] = (e, starts)
         self.outputs_ = {}
         if todo:

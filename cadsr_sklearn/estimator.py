@@ -26,7 +26,7 @@ from .policy import Policy
 from .rewards import _valid_mean_square, make_reward
 from .sampler import Sampler
 from .simplification import simplest_equivalent
-from .training import Candidate, TrainingConfig, _Scorer, run_search
+from .training import Candidate, TrainingConfig, Scorer, run_search
 
 __all__ = ["CADSRRegressor", "resolve_device"]
 
@@ -159,6 +159,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         λ of the TPSR reward.
     const_fit_samples : int, default=1000
         Rows (a random subsample) on which constants are fitted; rewards use all rows.
+    const_screen_samples : int or None, default=256
+        When ``const_fit_samples`` rows are more than this, every new formula's
+        constants are first fitted on a random subsample of this many of them,
+        and only the batch's 2·αB/100 best formulas (its top α % twice over) are
+        refitted on all ``const_fit_samples`` rows from there; so are the
+        formulas of ``equations_``. Rewards use all rows either way. ``None``
+        fits every formula on all ``const_fit_samples`` rows.
     max_time : float or None, default=None
         Wall-clock budget in seconds; the search stops before an epoch that
         would overrun it.
@@ -270,6 +277,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "spl_eta": [Interval(Real, 0, 1, closed="right")],
         "tpsr_lambda": [Interval(Real, 0, None, closed="left")],
         "const_fit_samples": [Interval(Integral, 1, None, closed="left")],
+        "const_screen_samples": [Interval(Integral, 1, None, closed="left"), None],
         "max_time": [Interval(Real, 0, None, closed="neither"), None],
         "max_evaluations": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -320,6 +328,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         spl_eta=0.99,
         tpsr_lambda=0.1,
         const_fit_samples=1000,
+        const_screen_samples=256,
         max_time=None,
         max_evaluations=None,
         tol=1e-20,
@@ -362,6 +371,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.spl_eta = spl_eta
         self.tpsr_lambda = tpsr_lambda
         self.const_fit_samples = const_fit_samples
+        self.const_screen_samples = const_screen_samples
         self.max_time = max_time
         self.max_evaluations = max_evaluations
         self.tol = tol
@@ -487,8 +497,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             tpsr_lambda=self.tpsr_lambda,
             max_length=self.max_length,
         )
-        # rewards.mse(y_pred, y) would recompute the targets' statistics on every call
-        scorer = _Scorer(fitter, reward, partial(_training_mse, reward.targets), X)
+        screen = (None if self.const_screen_samples is None
+                  else fitter.screening_fitter(self.const_screen_samples))
         config = TrainingConfig(
             batch_size=self.batch_size,
             oversampling=self.oversampling,
@@ -507,6 +517,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             patience=self.patience,
             prune=self.prune,
         )
+        # rewards.mse(y_pred, y) would recompute the targets' statistics on every call
+        scorer = Scorer(fitter, reward, partial(_training_mse, reward.targets), X,
+                         screen=screen, n_refine=2 * config.n_top)
         y_variance = float(np.average((y - np.average(y, weights=sample_weight)) ** 2, weights=sample_weight))
         # Exact to round-off: tol·Var(y), but never below what float64 can resolve
         # at y's magnitude (the reward's floor), or a y far from 0 never stops.

@@ -39,7 +39,7 @@ from .pruning import prune
 from .rewards import rank_weights
 from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
 
-__all__ = ["TrainingConfig", "Candidate", "HallOfFame", "SearchResult", "run_search"]
+__all__ = ["TrainingConfig", "Candidate", "HallOfFame", "Scorer", "SearchResult", "run_search"]
 
 
 @dataclass
@@ -134,13 +134,25 @@ _MAX_REUSED_ROWS = 10_000
 _EVALUATION_FLOATS = 1 << 23  # predictions held at once while scoring (64 MiB)
 
 
-class _Scorer:
-    """Constants → predictions → reward for sampled expressions, cached by key."""
+class Scorer:
+    """Constants → predictions → reward for sampled expressions, cached by key.
 
-    def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray):
+    With a ``screen`` fitter (a subsample of the fitter's rows), every new
+    expression's constants are first fitted on the screening rows, and only
+    the ``n_refine`` best of each batch are then refitted on all the fitter's
+    rows, from the screened constants: the batch's top α %, and so the replay
+    buffer and τ*, always hold full fits, while the many formulas far from
+    the top cost a fraction of a full fit. Every reward is computed on all
+    rows either way.
+    """
+
+    def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
+                 screen: ConstantFitter | None = None, n_refine: int = 0):
         self.fitter, self.reward, self.loss = fitter, reward, loss
+        self.screen, self.n_refine = screen, n_refine
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.cache: dict[tuple, Candidate] = {}
+        self.refined: set = set()  # keys whose constants were fitted on all the fitter's rows
         # When LM saw every row, its output at the fitted constants already is the
         # prediction, bit for bit (capped: a batch's outputs take B·S floats at once).
         rows = getattr(fitter, "rows_", None)
@@ -150,9 +162,32 @@ class _Scorer:
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
-            for cand in self._fit_and_score(list(new.values()), warm_start=False):
+            fitter = self.screen or self.fitter
+            for cand in self._fit_and_score(list(new.values()), fitter, warm_start=False):
                 self.cache[cand.expression.key] = cand
+            if self.screen is None:
+                self.refined.update(new)
+        if self.screen is not None:
+            self._refine_leaders(expressions)
         return [self.cache[e.key] for e in expressions]
+
+    def _refine_leaders(self, expressions: list[Expression]) -> None:
+        """Refit the batch's ``n_refine`` best screened candidates on all the fitter's rows."""
+        keys = list(dict.fromkeys(e.key for e in expressions))
+        rewards = np.array([self.cache[k].reward for k in keys])
+        leaders = [keys[i] for i in np.argsort(-rewards, kind="stable")[:self.n_refine]
+                   if np.isfinite(rewards[i]) and keys[i] not in self.refined]
+        for cand in self.refine([self.cache[k] for k in leaders]):
+            self.cache[cand.expression.key] = cand
+            self.refined.add(cand.expression.key)
+
+    def refine(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Candidates refitted on all the fitter's rows from their constants; the better of the two."""
+        if not candidates:
+            return []
+        refitted = self._fit_and_score([c.expression for c in candidates], self.fitter,
+                                       warm_start=True, fresh_starts=False)
+        return [new if new.reward > old.reward else old for old, new in zip(candidates, refitted)]
 
     def refit(self, expressions: list[Expression]) -> list[Candidate]:
         """Candidates fitted afresh, each first from the constants it holds; no cache.
@@ -160,14 +195,17 @@ class _Scorer:
         For edits of τ* (pruning): the constants the edit left alone are
         already right, where a fresh start can land in another minimum.
         """
-        return self._fit_and_score(expressions, warm_start=True)
+        return self._fit_and_score(expressions, self.fitter, warm_start=True)
 
-    def _fit_and_score(self, expressions: list[Expression], warm_start: bool) -> list[Candidate]:
-        fitted = self.fitter.fit(expressions, keep_outputs=self.reuse_outputs, warm_start=warm_start)
-        outputs = self.fitter.outputs_ if self.reuse_outputs else {}
+    def _fit_and_score(self, expressions: list[Expression], fitter: ConstantFitter,
+                       warm_start: bool, fresh_starts: bool = True) -> list[Candidate]:
+        reuse = self.reuse_outputs and fitter is self.fitter
+        fitted = fitter.fit(expressions, keep_outputs=reuse, warm_start=warm_start,
+                            fresh_starts=fresh_starts)
+        outputs = fitter.outputs_ if reuse else {}
         predictions: list = [None] * len(fitted)
         to_evaluate = []
-        for j, (expr, ok) in enumerate(zip(fitted, self.fitter.success_)):
+        for j, (expr, ok) in enumerate(zip(fitted, fitter.success_)):
             if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
                 continue
             out = outputs.get(fit_key(expr.tokens)) if expr.n_constants else None
@@ -179,7 +217,7 @@ class _Scorer:
         candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]
         for lo in range(0, len(to_evaluate), chunk):
             part = to_evaluate[lo:lo + chunk]
-            Y = evaluate_many([fitted[j] for j in part], self.X, self.fitter.n_jobs)
+            Y = evaluate_many([fitted[j] for j in part], self.X, fitter.n_jobs)
             for j, y_pred in zip(part, Y):
                 predictions[j] = y_pred
             self._score(fitted, predictions, part, candidates)
@@ -262,7 +300,7 @@ def risk_seeking_loss(
 def run_search(
     policy: Policy,
     sampler: Sampler,
-    scorer: _Scorer,
+    scorer: Scorer,
     library: Library,
     config: TrainingConfig,
     exact_loss: float,
@@ -363,6 +401,11 @@ def run_search(
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"
+    if not result.interrupted:
+        # Every formula users choose from holds constants fitted on all the fitter's rows.
+        screened = [c for c in result.hall_of_fame.by_complexity.values()
+                    if c.expression.key not in scorer.refined]
+        result.hall_of_fame.update(scorer.refine(screened))
     if config.prune and result.best is not None and not result.interrupted:
         _prune_best(result, scorer, sampler, config, start, exact_loss)
     return result

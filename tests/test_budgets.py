@@ -78,7 +78,7 @@ def _interrupt_on_call(monkeypatch, owner, name, call):
     [
         (sampler.Sampler, "sample_unique"),  # sampling
         (constants.ConstantFitter, "fit"),  # Levenberg–Marquardt
-        (training._Scorer, "__call__"),  # constants + rewards
+        (training.Scorer, "__call__"),  # constants + rewards
         (training, "_policy_update"),  # GRPO steps
     ],
     ids=["sampling", "constant fitting", "scoring", "policy update"],

@@ -14,14 +14,14 @@ from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
 from cadsr_sklearn.pruning import _edits, prune
 from cadsr_sklearn.rewards import make_reward, mse
-from cadsr_sklearn.training import _Scorer
+from cadsr_sklearn.training import Scorer
 
 LIB = Library(1)
 
 
 def _scorer(X, y):
     fitter = ConstantFitter(X, y, random_state=0)
-    return _Scorer(fitter, make_reward("bic", y, bic_variance="mle"), lambda y_pred: mse(y_pred, y), X)
+    return Scorer(fitter, make_reward("bic", y, bic_variance="mle"), lambda y_pred: mse(y_pred, y), X)
 
 
 def _prefix(names):

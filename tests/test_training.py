@@ -116,7 +116,7 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
     # same numbers, or predict() would disagree with what the search scored.
     from cadsr_sklearn.constants import ConstantFitter
     from cadsr_sklearn.rewards import make_reward, mse
-    from cadsr_sklearn.training import _Scorer
+    from cadsr_sklearn.training import Scorer
 
     library = Library(2)
     rng = np.random.default_rng(0)
@@ -127,7 +127,7 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
     batch = Sampler(policy, library, Constraints(library, max_length=16)).sample(
         300, torch.Generator().manual_seed(0))
     reward = make_reward("bic", y, bic_variance="mle")
-    scorer = _Scorer(ConstantFitter(X, y, random_state=0), reward, lambda p: mse(p, y), X)
+    scorer = Scorer(ConstantFitter(X, y, random_state=0), reward, lambda p: mse(p, y), X)
     assert scorer.reuse_outputs
     candidates = scorer(batch.expressions(library))
     fitted = [c for c in candidates if c.expression.n_constants and math.isfinite(c.reward)]
@@ -154,3 +154,68 @@ def test_the_top_set_holds_each_tree_once():
     assert top_distinct(batch, rewards, 6) == [0, 2, 5]  # the invalid one never enters
     weights = rank_weights(rewards[top_distinct(batch, rewards, 6)], 50.0, 6, 0.2)
     assert np.allclose(weights, [0.2, 0.2 * (1 - 1 / 3), 0.2 * (1 - 2 / 3)])
+
+
+def test_screening_refits_the_batch_leaders_on_every_fitting_row():
+    # Screened on 60 of 400 rows, then the n_refine best refitted on all 400: the
+    # leaders hold full fits (never worse than the screened one), the rest keep the
+    # screened constants, and every reward is computed on all rows either way.
+    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.rewards import make_reward, mse
+    from cadsr_sklearn.training import Scorer
+
+    library = Library(2)
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.1, 2.0, (400, 2))
+    y = 1.7 * np.sin(X[:, 0]) * X[:, 1] ** 0.5 + 0.3 + 0.05 * rng.standard_normal(400)
+    torch.manual_seed(0)
+    policy = Policy(len(library), max_length=16, ff_dim=32)
+    expressions = Sampler(policy, library, Constraints(library, max_length=16)).sample(
+        300, torch.Generator().manual_seed(0)).expressions(library)
+    reward = make_reward("bic", y, bic_variance="mle")
+    fitter = ConstantFitter(X, y, random_state=0, const_fit_samples=400)
+    screen = fitter.screening_fitter(60)
+    assert len(screen.rows_) == 60 and set(screen.rows_) <= set(fitter.rows_)
+    assert fitter.screening_fitter(400) is None  # nothing to save
+    scorer = Scorer(fitter, reward, lambda p: mse(p, y), X, screen=screen, n_refine=10)
+    candidates = scorer(expressions)
+    by_key = {c.expression.key: c for c in candidates}
+    rewards = {k: c.reward for k, c in by_key.items()}
+    leaders = sorted(rewards, key=rewards.get, reverse=True)[:10]
+    assert set(leaders) <= scorer.refined and len(scorer.refined) == 10
+    screened_only = ConstantFitter(X, y, random_state=0, const_fit_samples=400).screening_fitter(60)
+    for key in leaders:
+        cand = by_key[key]
+        assert cand.reward == reward(cand.expression.evaluate(X), cand.expression)
+        (again,) = screened_only.fit([cand.expression])  # the same screened fit, alone
+        screened_reward = reward(again.evaluate(X), again)
+        assert cand.reward >= screened_reward
+    # Polishing from held constants only: one start, no fresh draws.
+    leader = by_key[leaders[0]].expression
+    polished = fitter.fit([leader], warm_start=True, fresh_starts=False)[0]
+    np.testing.assert_array_equal(polished.constants, fitter.fit([leader], warm_start=True,
+                                                                 fresh_starts=False)[0].constants)
+
+
+def test_evaluate_many_is_each_expressions_evaluate_on_any_number_of_threads():
+    from cadsr_sklearn.expression import evaluate_many
+
+    library = Library(2)
+    torch.manual_seed(0)
+    policy = Policy(len(library), max_length=16, ff_dim=32)
+    expressions = Sampler(policy, library, Constraints(library, max_length=16)).sample(
+        50, torch.Generator().manual_seed(3)).expressions(library)
+    X = np.random.default_rng(0).uniform(-2, 2, (1100, 2))  # more than one block of rows
+    expected = np.array([e.evaluate(X) for e in expressions])
+    for n_jobs in (1, 2, None):
+        np.testing.assert_array_equal(evaluate_many(expressions, X, n_jobs), expected)
+
+
+def test_n_jobs_resolution():
+    from cadsr_sklearn.parallel import available_cores, resolve_n_jobs
+
+    cores = available_cores()
+    assert resolve_n_jobs(None) == resolve_n_jobs(-1) == cores
+    assert resolve_n_jobs(1) == 1 and resolve_n_jobs(3) == 3
+    assert resolve_n_jobs(-2) == max(1, cores - 1)
+    assert resolve_n_jobs(-1000) == 1

@@ -119,6 +119,7 @@ def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
         max_time=max_time,
         random_state=seed,
         device="cpu",
+        n_jobs=1,  # a task is one core: tasks run side by side (see runner.single_threaded)
     )
     kwargs.update(params)
     est = CADSRRegressor(**kwargs)
