@@ -254,8 +254,9 @@ def evaluate_batch(ops, args, node_start, constants, const_start, X, jobs, Y):
     m_max = np.max(node_start[1:] - node_start[:-1])
     val = np.empty((m_max, min(_BLOCK, max(X.shape[0], 1))))
     for j in jobs:
-        o, p = ops[node_start[j]:node_start[j + 1]], args[node_start[j]:node_start[j + 1]]
-        c = constants[const_start[j]:const_start[j + 1]]
+        o = ops[node_start[j]:node_start[j + 1]].copy()
+        p = args[node_start[j]:node_start[j + 1]].copy()
+        c = constants[const_start[j]:const_start[j + 1]].copy()
         _evaluate_into(o, p, X, c, Y[j], val, np.arange(len(o) - 1, -1, -1))
 
 
@@ -457,6 +458,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
         else:
             lam, Q = np.linalg.eigh(scaled)
             lam = np.maximum(lam, 0.0)
+            Q = np.ascontiguousarray(Q)  # one array type on both branches
         qg = np.ascontiguousarray(Q.T) @ gs
         while True:
             step = -scale * (Q @ (qg / (lam + mu)))
@@ -728,8 +730,9 @@ def fit_batch(ops, args, node_start, starts, start_row, const_start, jobs, X, ta
     y = np.empty(n)
     for j in jobs:
         P = const_start[j + 1] - const_start[j]
-        o = ops[node_start[j]:node_start[j + 1]]
-        a = args[node_start[j]:node_start[j + 1]]
+        # contiguous copies: every kernel then sees one array type (one compilation)
+        o = ops[node_start[j]:node_start[j + 1]].copy()
+        a = args[node_start[j]:node_start[j + 1]].copy()
         fitted[j] = _fit_one(o, a, data, starts[start_row[j]:start_row[j + 1], :P], s,
                              constants[const_start[j]:const_start[j + 1]], y)
         if Y.shape[0]:
