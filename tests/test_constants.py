@@ -292,7 +292,7 @@ def test_deterministic_and_independent_of_n_jobs():
     batch = _batch(40, 0)
     X = np.random.default_rng(1).uniform(-1, 1, (200, 1))
     y = X[:, 0] ** 3 + 0.5
-    runs = [ConstantFitter(X, y, random_state=7, n_jobs=n).fit(batch) for n in (None, None, 2)]
+    runs = [ConstantFitter(X, y, random_state=7, n_jobs=n).fit(batch) for n in (1, 1, 2, None)]
     for other in runs[1:]:
         for a, b in zip(runs[0], other):
             np.testing.assert_array_equal(a.constants, b.constants)
