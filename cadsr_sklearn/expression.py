@@ -503,10 +503,12 @@ def simplified_complexity(expr: sympy.Expr) -> int:
 
 
 def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,
-                  n_jobs: int | None = 1) -> np.ndarray:
+                  n_jobs: int | None = 1, stop_at_nonfinite: bool = False) -> np.ndarray:
     """Outputs ``(B, S)`` of ``expressions`` on the rows of ``X``, on ``n_jobs`` threads.
 
-    Row ``j`` is bit for bit ``expressions[j].evaluate(X)``.
+    Row ``j`` is bit for bit ``expressions[j].evaluate(X)``; with
+    ``stop_at_nonfinite``, except that an output not finite on some row is all NaN
+    (its evaluation stops early: what a reward needs, on many rows).
     """
     from .parallel import run_in_threads
 
@@ -522,5 +524,5 @@ def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,
     const_start = np.concatenate(
         ([0], np.cumsum([e.n_constants for e in expressions]))).astype(np.int64)
     run_in_threads(len(expressions), n_jobs, lambda share: program.evaluate_batch(
-        ops, args, node_start, constants, const_start, X, share, Y))
+        ops, args, node_start, constants, const_start, X, share, Y, stop_at_nonfinite))
     return Y

@@ -223,12 +223,17 @@ def _forward(ops, args, X, r0, n, c, val, nodes):
 
 
 @_jit()
-def _evaluate_into(ops, args, X, c, y, val, nodes):
+def _evaluate_into(ops, args, X, c, y, val, nodes, stop_at_nonfinite):
+    """y ← output on every row, block by block; with ``stop_at_nonfinite``, all NaN as soon
+    as a block holds a value that is not finite (the rest need not be computed)."""
     S = X.shape[0]
     for r0 in range(0, S, _BLOCK):
         n = min(_BLOCK, S - r0)
         _forward(ops, args, X, r0, n, c, val, nodes)
         y[r0:r0 + n] = val[0, :n]
+        if stop_at_nonfinite and not np.all(np.isfinite(val[0, :n])):
+            y[:] = np.nan
+            return
 
 
 @_jit()
@@ -236,7 +241,7 @@ def evaluate(ops, args, X, c):
     """Output ``(S,)`` of a program on the rows of ``X`` ``(S, d)`` at constants ``c``."""
     y = np.empty(X.shape[0])
     val = np.empty((len(ops), min(_BLOCK, max(X.shape[0], 1))))
-    _evaluate_into(ops, args, X, c, y, val, np.arange(len(ops) - 1, -1, -1))
+    _evaluate_into(ops, args, X, c, y, val, np.arange(len(ops) - 1, -1, -1), False)
     return y
 
 
@@ -249,15 +254,19 @@ def node_values(ops, args, X, c):
 
 
 @_jit()
-def evaluate_batch(ops, args, node_start, constants, const_start, X, jobs, Y):
-    """Row ``j`` of ``Y`` ``(B, S)`` ← output of program ``j`` for each ``j`` in ``jobs``."""
+def evaluate_batch(ops, args, node_start, constants, const_start, X, jobs, Y, stop_at_nonfinite):
+    """Row ``j`` of ``Y`` ``(B, S)`` ← output of program ``j`` for each ``j`` in ``jobs``.
+
+    With ``stop_at_nonfinite``, an output that is not finite somewhere is all NaN,
+    and its evaluation stops at the first block of rows that shows it.
+    """
     m_max = np.max(node_start[1:] - node_start[:-1])
     val = np.empty((m_max, min(_BLOCK, max(X.shape[0], 1))))
     for j in jobs:
         o = ops[node_start[j]:node_start[j + 1]].copy()
         p = args[node_start[j]:node_start[j + 1]].copy()
         c = constants[const_start[j]:const_start[j + 1]].copy()
-        _evaluate_into(o, p, X, c, Y[j], val, np.arange(len(o) - 1, -1, -1))
+        _evaluate_into(o, p, X, c, Y[j], val, np.arange(len(o) - 1, -1, -1), stop_at_nonfinite)
 
 
 # ---------------------------------------------------------------------------- LM

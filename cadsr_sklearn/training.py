@@ -217,7 +217,8 @@ class Scorer:
         candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]
         for lo in range(0, len(to_evaluate), chunk):
             part = to_evaluate[lo:lo + chunk]
-            Y = evaluate_many([fitted[j] for j in part], self.X, fitter.n_jobs)
+            Y = evaluate_many([fitted[j] for j in part], self.X, fitter.n_jobs,
+                              stop_at_nonfinite=True)
             for j, y_pred in zip(part, Y):
                 predictions[j] = y_pred
             self._score(fitted, predictions, part, candidates)

@@ -219,3 +219,15 @@ def test_n_jobs_resolution():
     assert resolve_n_jobs(1) == 1 and resolve_n_jobs(3) == 3
     assert resolve_n_jobs(-2) == max(1, cores - 1)
     assert resolve_n_jobs(-1000) == 1
+
+
+def test_evaluate_many_can_stop_at_the_first_non_finite_block():
+    from cadsr_sklearn.expression import Expression, evaluate_many
+
+    library = Library(1)
+    X = np.linspace(-1, 1, 2000)[:, None]  # log(x0) is NaN on the first rows
+    log_x = Expression.from_names(["log", "x0"], library)
+    square = Expression.from_names(["mul", "x0", "x0"], library)
+    Y = evaluate_many([log_x, square], X, stop_at_nonfinite=True)
+    assert np.isnan(Y[0]).all()
+    np.testing.assert_array_equal(Y[1], square.evaluate(X))
