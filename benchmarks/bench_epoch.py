@@ -26,8 +26,6 @@ import os
 import platform
 import statistics
 
-import torch
-
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.benchmarks import get_problem
 
@@ -40,13 +38,15 @@ CASES = {
 
 def epochs_of_one_fit(case: dict, seed: int, n_epochs: int, n_jobs: int | None) -> list[dict]:
     data = get_problem(case["problem"]).sample(seed=seed, noise=case["noise"], n_train=case["rows"])
-    model = CADSRRegressor(n_epochs=n_epochs, tol=0.0, random_state=seed, device="cpu", n_jobs=n_jobs)
+    model = CADSRRegressor(n_epochs=n_epochs, tol=0.0, random_state=seed, device="cpu",
+                           n_jobs=n_jobs)
     model.fit(data.X_train, data.y_train)
     return model.history_[1:]  # the first epoch pays one-off warm-up costs
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--case", choices=sorted(CASES), default="paper")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--seeds", default="0,1,2")

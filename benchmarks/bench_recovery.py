@@ -77,7 +77,8 @@ def rejudge(out: Path) -> None:
         writer.writerows(rows)
 
 
-def run_one(name: str, seed: int, max_time: float, operators: str = "default", noise: float = 0.0) -> dict:
+def run_one(name: str, seed: int, max_time: float, operators: str = "default",
+            noise: float = 0.0) -> dict:
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch
 
@@ -132,7 +133,7 @@ def main() -> None:
     parser.add_argument("--problems", nargs="*", default=None)
     parser.add_argument("--operators", choices=["default", "suite"], default="default")
     parser.add_argument("--noise", type=float, default=0.0,
-                        help="SRBench's noise level γ on the training targets (the test set stays clean)")
+                        help="SRBench's noise γ on the training targets (test stays clean)")
     parser.add_argument("--suite", nargs="*", default=["nguyen", "constant"],
                         help="suites whose problems run when --problems is not given")
     parser.add_argument("--out", default="recovery.csv")

@@ -285,14 +285,14 @@ class ConstantFitter:
         return out
 
     def _run(self, jobs: list, keep_outputs: bool):
-        """(constants per job, fitted flags, outputs or None) for ``jobs`` of (expression, starts)."""
+        """(constants per job, fitted flags, outputs or None) for (expression, starts) jobs."""
         batch = _Batch.pack([e.program for e, _ in jobs], [starts for _, starts in jobs])
         n = len(self.target)
         constants = np.full(batch.const_start[-1], np.nan)
         fitted = np.zeros(len(jobs), dtype=np.bool_)
         Y = np.empty((len(jobs) if keep_outputs else 0, n))
-        errors = run_in_threads(
-            len(jobs), self.n_jobs, lambda share: self._fit_share(batch, share, constants, fitted, Y))
+        errors = run_in_threads(len(jobs), self.n_jobs, lambda share: self._fit_share(
+            batch, share, constants, fitted, Y))
         self.n_failed_ += sum(errors)
         parts = np.split(constants, batch.const_start[1:-1])
         outputs = list(Y) if keep_outputs else None

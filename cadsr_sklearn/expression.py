@@ -305,7 +305,8 @@ class Expression:
                 f"X must have shape (n_samples, {self.library.n_features}), got {X.shape}."
             )
         ops, args = self.program
-        return program.evaluate(ops, args, np.ascontiguousarray(X), self._constant_values(constants))
+        c = self._constant_values(constants)
+        return program.evaluate(ops, args, np.ascontiguousarray(X), c)
 
     def is_valid_on(self, X: np.ndarray) -> bool:
         """Whether the output is finite on every row of ``X``."""
@@ -323,10 +324,10 @@ class Expression:
                 out[i] = float(values[a])
             elif op == program.ONE:
                 out[i] = 1.0
-            elif program.ADD <= op < program.SIN:
+            elif program.arity(op) == 2:
                 if out[a] is not None and out[a + 1] is not None:
                     out[i] = program.apply(op, out[a], out[a + 1])
-            elif op >= program.SIN and out[a] is not None:
+            elif program.arity(op) == 1 and out[a] is not None:
                 out[i] = program.apply(op, out[a], 0.0)
         return out
 

@@ -26,7 +26,7 @@ def available_cores() -> int:
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
-    """Threads for ``n_jobs``: ``None`` or −1 every available core, −2 all but one, …, or n."""
+    """Threads for ``n_jobs``: ``None`` or −1 every available core, −2 all but one, … or n."""
     cores = available_cores()
     if n_jobs is None:
         return cores

@@ -30,8 +30,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-__all__ = ["OPCODES", "LMSettings", "compile_tokens", "apply", "d_left", "d_right", "evaluate",
-           "evaluate_batch", "node_values", "jacobian", "fit_batch"]
+__all__ = ["OPCODES", "LMSettings", "arity", "compile_tokens", "apply", "d_left", "d_right",
+           "evaluate", "evaluate_batch", "node_values", "jacobian", "fit_batch"]
 
 # ---------------------------------------------------------------------------- op codes
 VARIABLE, ONE, CONSTANT = 0, 1, 2
@@ -50,6 +50,11 @@ OPCODES: dict[str, int] = {
 }
 
 _BLOCK = 512  # rows evaluated together: a tree's node values stay in cache
+
+
+def arity(op: int) -> int:
+    """Number of children of a node with operation code ``op``."""
+    return 2 if ADD <= op < _FIRST_UNARY else 1 if op >= _FIRST_UNARY else 0
 
 
 def _jit(**options):
@@ -191,11 +196,6 @@ def compile_tokens(tokens, opcode_of_token: np.ndarray, argument_of_token: np.nd
     is_constant = ops == CONSTANT
     args[is_constant] = np.arange(int(is_constant.sum()))
     return ops, args
-
-
-@_jit()
-def _is_binary(op):
-    return ADD <= op < _FIRST_UNARY
 
 
 @_jit()
@@ -378,7 +378,7 @@ def _jacobian(v, args, val, n, sqrt_w, J, adj):
 
 @_jit()
 def _cost(root, target, sqrt_w, resid):
-    """½‖√w·(root − y)‖², with the residuals written to ``resid``; not finite where root is not."""
+    """½‖√w·(root − y)‖², the residuals written to ``resid``; not finite where root is not."""
     total = 0.0
     for r in range(len(target)):
         x = (root[r] - target[r]) * sqrt_w[r]
@@ -415,7 +415,7 @@ class _Data(NamedTuple):
 
 @_jit()
 def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
-    """Minimise ½‖√w·(f(c) − y)‖² over the free constants of ``v``, from ``c`` (BFS order).
+    """Minimise ½‖√w·(f(c) − y)‖² over the free constants of ``v``, from ``c`` (BFS order)
 
     Marquardt's scaled damping (A + μ·D) δ = −g on the normal equations, with D
     the running maximum of diag(A) (as MINPACK keeps its column norms) and
@@ -555,7 +555,7 @@ def _negative_bases(ops, args, data, c, bases, numbers, skip):
 
 @_jit()
 def _refit_around(ops, args, fixed, data, c, max_nfev, s, y_out):
-    """(ok, cost, c′): ``c`` with its constants not ``fixed`` refitted from their values in ``c``."""
+    """(ok, cost, c′): ``c`` with the constants not ``fixed`` refitted from their values."""
     v = _variant(ops, args, fixed)
     c = c.copy()
     if len(v.free):

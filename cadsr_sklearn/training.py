@@ -182,7 +182,7 @@ class Scorer:
             self.refined.add(cand.expression.key)
 
     def refine(self, candidates: list[Candidate]) -> list[Candidate]:
-        """Candidates refitted on all the fitter's rows from their constants; the better of the two."""
+        """Candidates refitted on all the fitter's rows from their constants; the better fit."""
         if not candidates:
             return []
         refitted = self._fit_and_score([c.expression for c in candidates], self.fitter,

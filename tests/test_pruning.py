@@ -21,7 +21,8 @@ LIB = Library(1)
 
 def _scorer(X, y):
     fitter = ConstantFitter(X, y, random_state=0)
-    return Scorer(fitter, make_reward("bic", y, bic_variance="mle"), lambda y_pred: mse(y_pred, y), X)
+    reward = make_reward("bic", y, bic_variance="mle")
+    return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
 
 
 def _prefix(names):
