@@ -18,6 +18,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from threadpoolctl import threadpool_limits
 
 from ._version import __version__
+from . import program
 from .constants import ConstantFitter
 from .constraints import Constraints
 from .expression import Expression, rounded_latex
@@ -525,6 +526,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         # at y's magnitude (the reward's floor), or a y far from 0 never stops.
         exact_loss = max(self.tol * y_variance, reward.targets.floor) if self.tol > 0 else 0.0
 
+        # The compiled kernels, before the budget's clock starts: the first run on a
+        # machine compiles them (tens of seconds, once), which max_time does not count.
+        program.warm_up()
         progress = _Progress(self.n_epochs, self.verbose, y_variance, self._feature_names(),
                              self.max_time)
         try:

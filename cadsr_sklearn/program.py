@@ -31,7 +31,7 @@ import numba
 import numpy as np
 
 __all__ = ["OPCODES", "LMSettings", "arity", "compile_tokens", "apply", "d_left", "d_right",
-           "evaluate", "evaluate_batch", "node_values", "jacobian", "fit_batch"]
+           "evaluate", "evaluate_batch", "node_values", "jacobian", "fit_batch", "warm_up"]
 
 # ---------------------------------------------------------------------------- op codes
 VARIABLE, ONE, CONSTANT = 0, 1, 2
@@ -746,3 +746,30 @@ def fit_batch(ops, args, node_start, starts, start_row, const_start, jobs, X, ta
                              constants[const_start[j]:const_start[j + 1]], y)
         if Y.shape[0]:
             Y[j] = y
+
+
+def warm_up() -> None:
+    """Compile every kernel a search and its export run, or load them from the disk cache.
+
+    The first call on a machine compiles (tens of seconds, once); later ones, in
+    any process, load the cached code. The arguments have the types the search
+    passes, so no kernel compiles again later.
+    """
+    # add(mul(c, x0), pow(x0, c)), BFS; x0 takes negative values: the integer-exponent path too
+    ops = np.array([ADD, MUL, POW, CONSTANT, VARIABLE, VARIABLE, CONSTANT], dtype=np.int32)
+    args = np.array([1, 3, 5, 0, 0, 0, 1], dtype=np.int32)
+    X = np.linspace(-1.0, 1.0, 8)[:, None]
+    target = 2.0 * X[:, 0] + X[:, 0] ** 2
+    one = np.array([0, len(ops)], dtype=np.int64)
+    constants = np.array([0, 2], dtype=np.int64)
+    jobs = np.arange(1)
+    settings = LMSettings(max_nfev=20, xtol=1e-10, ftol=1e-10, floor=0.0, stall_window=10,
+                          stall_fraction=1e-2, fallback_ones=True, trial_nfev=10,
+                          integer_radius=3, integer_sweeps=3)
+    fitted_constants, fitted = np.empty(2), np.zeros(1, dtype=np.bool_)
+    fit_batch(ops, args, one, np.ones((1, 2)), np.array([0, 1], dtype=np.int64), constants, jobs,
+              X, target, np.ones(len(target)), settings, fitted_constants, fitted,
+              np.empty((1, len(target))))
+    evaluate(ops, args, X, np.ones(2))
+    evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True)
+    apply(ADD, 1.0, 1.0)
