@@ -161,12 +161,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     const_fit_samples : int, default=1000
         Rows (a random subsample) on which constants are fitted; rewards use all rows.
     const_screen_samples : int or None, default=256
-        When ``const_fit_samples`` rows are more than this, every new formula's
-        constants are first fitted on a random subsample of this many of them,
-        and only the batch's 2·αB/100 best formulas (its top α % twice over) are
-        refitted on all ``const_fit_samples`` rows from there; so are the
-        formulas of ``equations_``. Rewards use all rows either way. ``None``
-        fits every formula on all ``const_fit_samples`` rows.
+        When the rows constants are fitted on (``min(n_samples,
+        const_fit_samples)``) are more than this, every new formula's constants
+        are first fitted on a random subsample of this many of them, and only
+        the batch's 2·αB/100 best formulas (its top α % twice over) are refitted
+        on all those rows from there, the better fit kept; so are the formulas
+        of ``equations_`` at the end (unless the fit is interrupted). Rewards
+        use all rows either way. ``None`` fits every formula on all the rows.
     max_time : float or None, default=None
         Wall-clock budget in seconds; the search stops before an epoch that
         would overrun it.

@@ -28,7 +28,8 @@ from . import program
 from .library import Library
 from .positions import tree_positions
 
-__all__ = ["Expression", "Node", "is_complete", "rounded_latex", "sympy_complexity", "simplified_complexity"]
+__all__ = ["Expression", "Node", "evaluate_many", "is_complete", "rounded_latex", "sympy_complexity",
+           "simplified_complexity"]
 
 @dataclass
 class Node:

@@ -401,6 +401,35 @@ def jacobian(ops, args, X, c):
     return J
 
 
+@_jit()
+def _normal_equations(J, r):
+    """(JJᵀ, Jr) by plain loops: a p × p system (p ≤ 10 here) needs no BLAS, and loops sum
+    in one fixed order, so a fit never depends on where a thread's buffers sit in memory."""
+    p, n = J.shape
+    A, g = np.zeros((p, p)), np.zeros(p)
+    for k in range(p):
+        for l in range(k + 1):
+            total = 0.0
+            for i in range(n):
+                total += J[k, i] * J[l, i]
+            A[k, l] = A[l, k] = total
+        total = 0.0
+        for i in range(n):
+            total += J[k, i] * r[i]
+        g[k] = total
+    return A, g
+
+
+@_jit()
+def _times(M, x):
+    """M @ x for a small matrix, by plain loops (see _normal_equations)."""
+    out = np.zeros(M.shape[0])
+    for k in range(M.shape[0]):
+        for l in range(M.shape[1]):
+            out[k] += M[k, l] * x[l]
+    return out
+
+
 class _Data(NamedTuple):
     """The fitting rows and the buffers one thread reuses from fit to fit."""
 
@@ -448,8 +477,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
     while cost > s.floor and nfev < max_nfev and not done:
         J = data.J[:p]  # (p, n)
         _jacobian(v, args, data.val[cur], n, data.sqrt_w, J, data.adj)
-        A = J @ J.T  # (p, p)
-        g = J @ data.resid[cur]  # (p,)
+        A, g = _normal_equations(J, data.resid[cur])  # (p, p), (p,)
         scale = np.empty(p)
         for k in range(p):
             D[k] = max(D[k], A[k, k])
@@ -465,12 +493,15 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
             lam = np.array([scaled[0, 0]])
             Q = np.ones((1, 1))
         else:
-            lam, Q = np.linalg.eigh(scaled)
+            try:
+                lam, Q = np.linalg.eigh(scaled)
+            except Exception:  # LAPACK did not converge: stop at the last accepted point
+                break
             lam = np.maximum(lam, 0.0)
             Q = np.ascontiguousarray(Q)  # one array type on both branches
-        qg = np.ascontiguousarray(Q.T) @ gs
+        qg = _times(Q.T, gs)
         while True:
-            step = -scale * (Q @ (qg / (lam + mu)))
+            step = -scale * _times(Q, qg / (lam + mu))
             for k in range(p):
                 trial_c[v.free[k]] = c[v.free[k]] + step[k]
             trial = 1 - cur
@@ -744,8 +775,10 @@ def fit_batch(ops, args, node_start, starts, start_row, const_start, jobs, X, ta
         a = args[node_start[j]:node_start[j + 1]].copy()
         fitted[j] = _fit_one(o, a, data, starts[start_row[j]:start_row[j + 1], :P], s,
                              constants[const_start[j]:const_start[j + 1]], y)
-        if Y.shape[0]:
+        if Y.shape[0] and fitted[j]:
             Y[j] = y
+        elif Y.shape[0]:
+            Y[j] = np.nan
 
 
 def warm_up() -> None:

@@ -140,10 +140,12 @@ class Scorer:
     With a ``screen`` fitter (a subsample of the fitter's rows), every new
     expression's constants are first fitted on the screening rows, and only
     the ``n_refine`` best of each batch are then refitted on all the fitter's
-    rows, from the screened constants: the batch's top α %, and so the replay
-    buffer and τ*, always hold full fits, while the many formulas far from
-    the top cost a fraction of a full fit. Every reward is computed on all
-    rows either way.
+    rows, from the screened constants, keeping the better of the two fits:
+    every member of the batch's top α % (and so of the replay buffer, and τ*)
+    has been refitted so, while the many formulas far from the top cost a
+    fraction of a full fit. A screened fit whose output is not finite on all
+    rows (a constant at the edge of a domain only the screening rows respect)
+    is fitted again in full. Every reward is computed on all rows either way.
     """
 
     def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
@@ -163,13 +165,31 @@ class Scorer:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
             fitter = self.screen or self.fitter
-            for cand in self._fit_and_score(list(new.values()), fitter, warm_start=False):
-                self.cache[cand.expression.key] = cand
+            candidates = self._fit_and_score(list(new.values()), fitter, warm_start=False)
             if self.screen is None:
                 self.refined.update(new)
+            else:
+                candidates = self._fit_screened_failures(candidates, self.screen.success_)
+            for cand in candidates:
+                self.cache[cand.expression.key] = cand
         if self.screen is not None:
             self._refine_leaders(expressions)
         return [self.cache[e.key] for e in expressions]
+
+    def _fit_screened_failures(self, candidates: list[Candidate], fitted) -> list[Candidate]:
+        """Screened candidates, those whose fit held on the screening rows but whose output is
+        not finite on every row fitted again on all the fitter's rows; all marked final but
+        the other screened fits (formulas without constants have nothing to refit)."""
+        again = [j for j, (cand, ok) in enumerate(zip(candidates, fitted))
+                 if ok and cand.expression.n_constants and not math.isfinite(cand.reward)]
+        if again:
+            full = self._fit_and_score([candidates[j].expression for j in again], self.fitter,
+                                       warm_start=False)
+            for j, cand in zip(again, full):
+                candidates[j] = cand
+        self.refined.update(candidates[j].expression.key for j in again)
+        self.refined.update(c.expression.key for c in candidates if not c.expression.n_constants)
+        return candidates
 
     def _refine_leaders(self, expressions: list[Expression]) -> None:
         """Refit the batch's ``n_refine`` best screened candidates on all the fitter's rows."""
@@ -187,7 +207,7 @@ class Scorer:
             return []
         refitted = self._fit_and_score([c.expression for c in candidates], self.fitter,
                                        warm_start=True, fresh_starts=False)
-        return [new if new.reward > old.reward else old for old, new in zip(candidates, refitted)]
+        return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
 
     def refit(self, expressions: list[Expression]) -> list[Candidate]:
         """Candidates fitted afresh, each first from the constants it holds; no cache.
@@ -403,10 +423,15 @@ def run_search(
         result.interrupted = True
         result.stop_reason = "interrupted"
     if not result.interrupted:
-        # Every formula users choose from holds constants fitted on all the fitter's rows.
+        # Every formula users choose from has been refitted on all the fitter's rows; one
+        # that now outscores τ* takes its place.
         screened = [c for c in result.hall_of_fame.by_complexity.values()
                     if c.expression.key not in scorer.refined]
-        result.hall_of_fame.update(scorer.refine(screened))
+        refined = scorer.refine(screened)
+        result.hall_of_fame.update(refined)
+        leader = max(refined, key=lambda c: c.reward, default=None)
+        if leader is not None and result.best is not None and leader.reward > result.best.reward:
+            result.best = leader
     if config.prune and result.best is not None and not result.interrupted:
         _prune_best(result, scorer, sampler, config, start, exact_loss)
     return result

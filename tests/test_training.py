@@ -182,14 +182,23 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     by_key = {c.expression.key: c for c in candidates}
     rewards = {k: c.reward for k, c in by_key.items()}
     leaders = sorted(rewards, key=rewards.get, reverse=True)[:10]
-    assert set(leaders) <= scorer.refined and len(scorer.refined) == 10
+    assert set(leaders) <= scorer.refined
     screened_only = ConstantFitter(X, y, random_state=0, const_fit_samples=400).screening_fitter(60)
+    screened_only.fit(expressions)  # the same screened fits (same starts, same order)
+
+    def screened_fit(expr):
+        return screened_only.fit([expr])[0]  # from its cache
+
     for key in leaders:
         cand = by_key[key]
         assert cand.reward == reward(cand.expression.evaluate(X), cand.expression)
-        (again,) = screened_only.fit([cand.expression])  # the same screened fit, alone
-        screened_reward = reward(again.evaluate(X), again)
-        assert cand.reward >= screened_reward
+        again = screened_fit(cand.expression)
+        assert cand.reward >= reward(again.evaluate(X), again)
+    # the rest of the refined set: formulas without constants (nothing to refit) and
+    # screened fits that were not finite on every row (fitted again in full)
+    for key in scorer.refined - set(leaders):
+        expr = by_key[key].expression
+        assert expr.n_constants == 0 or not np.all(np.isfinite(screened_fit(expr).evaluate(X)))
     # Polishing from held constants only: one start, no fresh draws.
     leader = by_key[leaders[0]].expression
     polished = fitter.fit([leader], warm_start=True, fresh_starts=False)[0]
@@ -231,3 +240,29 @@ def test_evaluate_many_can_stop_at_the_first_non_finite_block():
     Y = evaluate_many([log_x, square], X, stop_at_nonfinite=True)
     assert np.isnan(Y[0]).all()
     np.testing.assert_array_equal(Y[1], square.evaluate(X))
+
+
+def test_a_screened_fit_not_finite_on_every_row_is_fitted_again_in_full():
+    # sqrt(x0 + c) with y = sqrt(max(x0 − 0.05, 0)): LM on a subsample can settle on a c
+    # that makes the root of a negative on rows it did not see; the full fit must then run.
+    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.rewards import make_reward, mse
+    from cadsr_sklearn.training import Scorer
+
+    library = Library(1)
+    expr = Expression.from_names(["sqrt", "add", "x0", "c"], library)
+    outcomes = []
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(0, 1, (1000, 1))
+        y = np.sqrt(np.maximum(X[:, 0] - 0.05, 0))
+        fitter = ConstantFitter(X, y, random_state=seed)
+        screen = fitter.screening_fitter(40)
+        (screened,) = ConstantFitter(X, y, random_state=seed).screening_fitter(40).fit([expr])
+        scorer = Scorer(fitter, make_reward("bic", y, bic_variance="mle"),
+                        lambda p: mse(p, y), X, screen=screen, n_refine=0)
+        (cand,) = scorer([expr])
+        outcomes.append(bool(np.all(np.isfinite(screened.evaluate(X)))))
+        assert math.isfinite(cand.reward), seed  # never lost to the screening rows
+        assert expr.key in scorer.refined
+    assert not all(outcomes), "no seed exercised a screened fit that fails on other rows"
