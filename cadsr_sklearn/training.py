@@ -223,7 +223,7 @@ class Scorer:
         fitted = fitter.fit(expressions, keep_outputs=reuse, warm_start=warm_start,
                             fresh_starts=fresh_starts)
         outputs = fitter.outputs_ if reuse else {}
-        predictions: list = [None] * len(fitted)
+        candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]
         to_evaluate = []
         for j, (expr, ok) in enumerate(zip(fitted, fitter.success_)):
             if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
@@ -232,28 +232,20 @@ class Scorer:
             if out is None:
                 to_evaluate.append(j)
             else:
-                predictions[j] = out
-        chunk = max(1, _EVALUATION_FLOATS // max(1, len(self.X)))
-        candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]
+                candidates[j] = self._candidate(expr, out)
+        chunk = max(1, _EVALUATION_FLOATS // max(1, len(self.X)))  # predictions held at once
         for lo in range(0, len(to_evaluate), chunk):
             part = to_evaluate[lo:lo + chunk]
             Y = evaluate_many([fitted[j] for j in part], self.X, fitter.n_jobs,
                               stop_at_nonfinite=True)
             for j, y_pred in zip(part, Y):
-                predictions[j] = y_pred
-            self._score(fitted, predictions, part, candidates)
-            for j in part:
-                predictions[j] = None  # scored: let the chunk's memory go
-        self._score(fitted, predictions, [j for j, y in enumerate(predictions) if y is not None],
-                    candidates)
+                candidates[j] = self._candidate(fitted[j], y_pred)
         return candidates
 
-    def _score(self, fitted, predictions, indices, candidates) -> None:
-        for j in indices:
-            y_pred = predictions[j]
-            if np.all(np.isfinite(y_pred)):
-                candidates[j] = Candidate(fitted[j], self.reward(y_pred, fitted[j]),
-                                          self.loss(y_pred))
+    def _candidate(self, expr: Expression, y_pred: np.ndarray) -> Candidate:
+        if not np.all(np.isfinite(y_pred)):
+            return Candidate(expr, -math.inf, math.inf)
+        return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred))
 
 
 def grpo_loss(
