@@ -8,7 +8,10 @@ over ``--n-jobs`` processes, each single-threaded. Reports per problem: symbolic
 (SRBench's definition, judged over the reals: ``solved``; as SRBench writes it, over complex
 symbols: ``solved_srbench``), how many runs are exact on the noiseless test set (test MSE ≤ 1e-20·Var,
 a separate column: it also counts exact forms SymPy cannot match to the truth), median test R²,
-median complexity, median time to the solution.
+median complexity, median time to the solution. The ``*_unsnapped`` columns judge, from the same
+run, τ* before its constants were snapped (``unsnapped_expression_``, simplified the same way):
+snapping runs after the search, so this is the fit ``snap_constants=False`` would have returned.
+``size`` is the SymPy node count of the reported (simplified) formula.
 Rows are appended to ``--out`` as they finish, and rows already there are skipped, so a run
 can be resumed. ``--rejudge`` recomputes both "solved" columns of the rows in ``--out`` from
 their stored formulas (after a change of the judge) without running anything. The final line is
@@ -29,7 +32,8 @@ from joblib import Parallel, delayed
 
 DSR_ALWAYS = ["Nguyen-1", "Nguyen-2", "Nguyen-3", "Nguyen-4", "Nguyen-6", "Nguyen-9", "Nguyen-10", "Nguyen-11"]
 FIELDS = ["problem", "seed", "solved", "solved_srbench", "exact_test", "r2_test", "complexity", "time_s",
-          "time_to_best_s", "epochs", "stop", "formula"]
+          "time_to_best_s", "epochs", "stop", "formula", "size", "solved_srbench_unsnapped",
+          "r2_test_unsnapped", "size_unsnapped", "formula_unsnapped"]
 EXACT_NMSE = 1e-20  # the estimator's default tol, applied to the noiseless test set
 
 
@@ -78,8 +82,9 @@ def rejudge(out: Path) -> None:
 
 
 def run_one(name: str, seed: int, max_time: float, operators: str = "default",
-            noise: float = 0.0) -> dict:
+            noise: float = 0.0, n_train: int | None = None) -> dict:
     os.environ["OMP_NUM_THREADS"] = "1"
+    import numpy as np
     import torch
 
     torch.set_num_threads(1)
@@ -87,7 +92,7 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default",
     from cadsr_sklearn.benchmarks import get_problem
 
     problem = get_problem(name)
-    data = problem.sample(seed=seed, noise=noise)
+    data = problem.sample(seed=seed, noise=noise, n_train=n_train)
     start = time.perf_counter()
     params = {}
     if operators == "suite":
@@ -101,8 +106,22 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default",
     names = {f"x{i}": s for i, s in enumerate(problem.symbols)}
     import sympy
 
-    formula = model.expression_.xreplace({sympy.Symbol(k): v for k, v in names.items()})
+    from sklearn.metrics import r2_score
+
+    from cadsr_sklearn.expression import sympy_complexity
+    from cadsr_sklearn.simplification import simplest_equivalent
+
+    to_problem = {sympy.Symbol(k): v for k, v in names.items()}
+    formula = model.expression_.xreplace(to_problem)
     solved, solved_srbench = judge(name, formula, r2)
+    raw = model.unsnapped_expression_
+    with np.errstate(all="ignore"):
+        raw_train, raw_test = raw.evaluate(data.X_train), raw.evaluate(data.X_test)
+    symbols = list(sympy.symbols(list(names)))
+    raw_formula = simplest_equivalent(raw.to_sympy(list(names)), data.X_train, raw_train, symbols)
+    raw_formula = raw_formula.xreplace(to_problem)
+    raw_r2 = float(r2_score(data.y_test, raw_test)) if np.all(np.isfinite(raw_test)) else -np.inf
+    _, raw_solved_srbench = judge(name, raw_formula, raw_r2)
     best = model.history_[-1]["best_reward"] if model.history_ else None
     time_to_best = next((h["time"] for h in model.history_ if h["best_reward"] == best), elapsed)
     return {
@@ -110,6 +129,9 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default",
         "exact_test": int(is_exact(model.predict(data.X_test), data.y_test)), "r2_test": round(float(r2), 6),
         "complexity": model.best_expression_.complexity, "time_s": round(elapsed, 2),
         "time_to_best_s": round(time_to_best, 2), "epochs": model.n_epochs_, "stop": model.stop_reason_, "formula": str(formula),
+        "size": sympy_complexity(formula), "solved_srbench_unsnapped": raw_solved_srbench,
+        "r2_test_unsnapped": round(raw_r2, 6), "size_unsnapped": sympy_complexity(raw_formula),
+        "formula_unsnapped": str(raw_formula),
     }
 
 
@@ -134,6 +156,8 @@ def main() -> None:
     parser.add_argument("--operators", choices=["default", "suite"], default="default")
     parser.add_argument("--noise", type=float, default=0.0,
                         help="SRBench's noise γ on the training targets (test stays clean)")
+    parser.add_argument("--n-train", type=int, default=None,
+                        help="training rows drawn per problem (default: the suite's own)")
     parser.add_argument("--suite", nargs="*", default=["nguyen", "constant"],
                         help="suites whose problems run when --problems is not given")
     parser.add_argument("--out", default="recovery.csv")
@@ -163,7 +187,8 @@ def main() -> None:
         with out.open("w", newline="") as fh:
             csv.DictWriter(fh, FIELDS).writeheader()
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(run_one)(p, s, args.max_time, args.operators, args.noise) for p, s in tasks
+        delayed(run_one)(p, s, args.max_time, args.operators, args.noise, args.n_train)
+        for p, s in tasks
     )
     for row in results:
         with out.open("a", newline="") as fh:
@@ -173,11 +198,12 @@ def main() -> None:
 
     with out.open() as fh:
         rows = [r for r in csv.DictReader(fh) if r["problem"] in problems]
-    print(f"\n{'problem':<12}{'solved':>8}{'SRBench':>9}{'exact':>8}{'R² med':>10}{'k med':>7}"
-          f"{'t_best med':>12}")
+    print(f"\n{'problem':<12}{'solved':>8}{'SRBench':>9}{'unsnap':>8}{'exact':>8}{'R² med':>10}"
+          f"{'k med':>7}{'t_best med':>12}")
     exact_rates = {}
     summary = {}
     srbench_rates = {}
+    unsnapped_rates = {}
     for name in problems:
         rs = [r for r in rows if r["problem"] == name]
         if not rs:
@@ -187,10 +213,15 @@ def main() -> None:
         srbench = [int(r["solved_srbench"]) for r in rs if r.get("solved_srbench") not in (None, "")]
         srbench_rates[name] = sum(srbench) / len(srbench) if srbench else None
         srbench_text = f"{sum(srbench)}/{len(srbench)}" if srbench else "-"
+        raw = [int(r["solved_srbench_unsnapped"]) for r in rs
+               if r.get("solved_srbench_unsnapped") not in (None, "")]
+        unsnapped_rates[name] = sum(raw) / len(raw) if raw else None
+        raw_text = f"{sum(raw)}/{len(raw)}" if raw else "-"
         exact = [int(r["exact_test"]) for r in rs if r.get("exact_test") not in (None, "")]
         exact_rates[name] = sum(exact) / len(exact) if exact else None
         exact_text = f"{sum(exact)}/{len(exact)}" if exact else "-"
-        print(f"{name:<12}{sum(int(r['solved']) for r in rs):>5}/{len(rs):<2}{srbench_text:>9}{exact_text:>8}"
+        print(f"{name:<12}{sum(int(r['solved']) for r in rs):>5}/{len(rs):<2}{srbench_text:>9}{raw_text:>8}"
+              f"{exact_text:>8}"
               f"{statistics.median(float(r['r2_test']) for r in rs):>10.4f}"
               f"{statistics.median(int(r['complexity']) for r in rs):>7.0f}"
               f"{statistics.median(float(r['time_to_best_s']) for r in rs):>12.1f}")
@@ -206,6 +237,9 @@ def main() -> None:
         "constant_mean_recovery_srbench": _mean_percent(srbench_rates, "Constant"),
         "constant_mean_exact_on_test": _mean_percent(exact_rates, "Constant"),
         "feynman_mean_recovery_srbench": _mean_percent(srbench_rates, "Feynman"),
+        "nguyen_mean_recovery_srbench_unsnapped": _mean_percent(unsnapped_rates, "Nguyen"),
+        "constant_mean_recovery_srbench_unsnapped": _mean_percent(unsnapped_rates, "Constant"),
+        "feynman_mean_recovery_srbench_unsnapped": _mean_percent(unsnapped_rates, "Feynman"),
         "max_time": args.max_time,
         "noise": args.noise,
     }))

@@ -9,7 +9,9 @@ where, on which rows and on how many threads, and keeps the results.
 
 Fitting uses a random subsample of at most ``const_fit_samples`` rows, drawn once
 per fitter; results are cached by the expression's canonical key
-(:func:`fit_key`) for the fitter's lifetime.
+(:func:`fit_key`) for the fitter's lifetime. A fixed literal
+(:attr:`Expression.fixed <cadsr_sklearn.expression.Expression.fixed>`) keeps its
+value: only the other constants are fitted.
 
 A fit that fails — non-finite output at every starting point tried, or an error
 inside — sets all constants of that expression to NaN, so it evaluates to NaN
@@ -39,12 +41,14 @@ _INITS = ("near_one", "uniform", "ones")
 _NO_CONSTANTS = object()
 
 
-def fit_key(tokens: tuple[int, ...]):
-    """The fitter's cache key for BFS token ids, packed into bytes: ~5x smaller than a tuple."""
+def fit_key(expression: Expression):
+    """The fitter's cache key for an expression: its key, packed into bytes where it is
+    only token ids (~5x smaller than a tuple)."""
+    key = expression.key
     try:
-        return bytes(tokens)
-    except ValueError:  # a library of more than 256 tokens
-        return tokens
+        return bytes(key)
+    except (ValueError, TypeError):  # more than 256 tokens, or fixed literals
+        return key
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,11 @@ class _Batch:
     starts: np.ndarray  # (R, P_max) starting constants, one row per start
     start_row: np.ndarray  # (B + 1,) where each program's starts begin
     const_start: np.ndarray  # (B + 1,) where each program's constants begin
+    fixed: np.ndarray  # (P,) of bool: the constants held at their start (literals)
 
     @classmethod
-    def pack(cls, programs: list[tuple[np.ndarray, np.ndarray]], starts: list[np.ndarray]):
+    def pack(cls, programs: list[tuple[np.ndarray, np.ndarray]], starts: list[np.ndarray],
+             fixed: list[np.ndarray]):
         sizes = [len(ops) for ops, _ in programs]
         n_constants = [s.shape[1] for s in starts]
         n_starts = [s.shape[0] for s in starts]
@@ -75,6 +81,7 @@ class _Batch:
             starts=table,
             start_row=np.concatenate(([0], np.cumsum(n_starts))).astype(np.int64),
             const_start=np.concatenate(([0], np.cumsum(n_constants))).astype(np.int64),
+            fixed=np.concatenate(fixed + [np.zeros(0, dtype=bool)]),
         )
 
 
@@ -124,7 +131,7 @@ class ConstantFitter:
     success_ : ndarray of bool
         For the last :meth:`fit` call, parallel to its input: False where the fit
         failed (those expressions have NaN constants, so they evaluate to NaN and
-        score ``-inf``). Expressions without constants count as successes:
+        score ``-inf``). Expressions with no constant to fit count as successes:
         there is nothing to fit (whether they are valid is the reward's call).
     rows_ : ndarray of int
         The subsample used for fitting.
@@ -234,7 +241,7 @@ class ConstantFitter:
             warm_start: bool = False, fresh_starts: bool = True) -> list[Expression]:
         """Expressions with fitted constants, parallel to ``expressions``.
 
-        Expressions without constant tokens are returned as they are. A failed
+        Expressions with no constant to fit are returned as they are. A failed
         fit gives NaN constants and a False in :attr:`success_`. With
         ``keep_outputs``, :attr:`outputs_` holds the fitted expressions' outputs
         on the rows ``rows_``. With ``warm_start``, every structure is fitted
@@ -246,17 +253,18 @@ class ConstantFitter:
         constants are a start: to polish constants fitted on other rows.
         """
         expressions = list(expressions)
-        keys = [fit_key(e.tokens) for e in expressions]
+        keys = [fit_key(e) for e in expressions]
         cache = {} if warm_start else self.cache
         todo: dict = {}
         for e, key in zip(expressions, keys):
-            if key not in cache and key not in todo and e.n_constants:
+            if key not in cache and key not in todo and e.n_fitted:
                 # Starting points are drawn here, in input order, so results do
                 # not depend on how the work is split across threads.
                 starts = self._starts(e.n_constants) if fresh_starts or not warm_start else None
                 if warm_start:  # a non-finite value held is started at 1
                     held = np.where(np.isfinite(e.constants), e.constants, 1.0)[None, :]
                     starts = held if starts is None else np.vstack([held, starts])
+                starts[:, e.fixed] = e.constants[e.fixed]  # literals start, and stay, as they are
                 todo[key] = (e, starts)
         self.outputs_ = {}
         if todo:
@@ -286,7 +294,8 @@ class ConstantFitter:
 
     def _run(self, jobs: list, keep_outputs: bool):
         """(constants per job, fitted flags, outputs or None) for (expression, starts) jobs."""
-        batch = _Batch.pack([e.program for e, _ in jobs], [starts for _, starts in jobs])
+        batch = _Batch.pack([e.program for e, _ in jobs], [starts for _, starts in jobs],
+                            [e.fixed for e, _ in jobs])
         n = len(self.target)
         constants = np.full(batch.const_start[-1], np.nan)
         fitted = np.zeros(len(jobs), dtype=np.bool_)
@@ -301,7 +310,7 @@ class ConstantFitter:
     def _fit_share(self, batch: _Batch, share: np.ndarray, constants, fitted, Y) -> int:
         """Fit the jobs in ``share``; the number that raised (each retried alone, then failed)."""
         arguments = (batch.ops, batch.args, batch.node_start, batch.starts, batch.start_row,
-                     batch.const_start)
+                     batch.const_start, batch.fixed)
         data = (self.X, self.target, self.sqrt_w, self.settings, constants, fitted, Y)
         try:
             program.fit_batch(*arguments, share, *data)

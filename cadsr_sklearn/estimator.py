@@ -189,6 +189,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         :mod:`cadsr_sklearn.pruning`). It removes dead weight such as
         ``2.718**x - exp(x)``, which fits as well as nothing. Not in the paper;
         ``False`` returns the sampled τ* as it is.
+    snap_constants : bool, default=True
+        After pruning, fix fitted constants of τ* and of the Pareto front to
+        nearby simple numbers (integers, p/q, p·π/q, e^(p/q), within 5 %) when
+        that raises the reward, the other constants refitted (see
+        :mod:`cadsr_sklearn.snapping`): on noisy data, ``x0 - 0.99647`` becomes
+        ``x0 - 1`` when the data cannot tell them apart, and 0.426 stays where
+        they can. A fixed literal is a node but no longer a parameter, so the
+        BIC's ``k`` counts it once. Not in the paper; ``False`` keeps every
+        constant as fitted.
     simplify : bool, default=True
         Report each formula (:attr:`expression_`, ``equations_``) in the
         shortest SymPy form that predicts what its tree predicts on the training
@@ -217,8 +226,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         The best formula τ* (highest reward seen), in the feature names;
         with ``simplify``, its shortest form equal to it on the training rows.
     best_expression_ : Expression
-        The same formula as a token tree with fitted constants; ``predict``
-        evaluates it exactly as it was scored.
+        The same formula as a token tree with fitted constants (and the fixed
+        literals of snapping); ``predict`` evaluates it exactly as it was scored.
+    unsnapped_expression_ : Expression
+        τ* as the search and pruning left it, every constant as fitted, before
+        snapping; the same as :attr:`best_expression_` when nothing was snapped.
     equations_ : pandas.DataFrame or list of dict
         Pareto front of the hall of fame (complexity, loss, reward, equation).
     y_variance_ : float
@@ -285,6 +297,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "tol": [Interval(Real, 0, None, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left"), None],
         "prune": ["boolean"],
+        "snap_constants": ["boolean"],
         "simplify": ["boolean"],
         "device": [str, torch.device],
         "n_jobs": [
@@ -336,6 +349,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         tol=1e-20,
         patience=None,
         prune=True,
+        snap_constants=True,
         simplify=True,
         device="auto",
         n_jobs=None,
@@ -379,6 +393,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.tol = tol
         self.patience = patience
         self.prune = prune
+        self.snap_constants = snap_constants
         self.simplify = simplify
         self.device = device
         self.n_jobs = n_jobs
@@ -518,6 +533,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             max_evaluations=self.max_evaluations,
             patience=self.patience,
             prune=self.prune,
+            snap_constants=self.snap_constants,
         )
         # rewards.mse(y_pred, y) would recompute the targets' statistics on every call
         scorer = Scorer(fitter, reward, partial(_training_mse, reward.targets), X,
@@ -552,6 +568,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 "training data). Try other operators, more epochs, or rescaling X and y."
             )
         self.best_expression_ = result.best.expression
+        self.unsnapped_expression_ = result.unsnapped.expression
         front = result.hall_of_fame.pareto_front(keep=result.best)
         self.equations_, self.expression_ = self._equations_table(front, result.best, X)
         self.history_ = result.history
@@ -566,7 +583,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """A constant target has the exact formula y = c; no search is needed."""
         library = Library(X.shape[1], (), ("neg",), use_constants=True, use_one=False)
         expr = Expression((library.const_id,), library, [float(y[0])])
-        self.best_expression_ = expr
+        self.best_expression_ = self.unsnapped_expression_ = expr
         best = Candidate(expr, math.inf, 0.0)
         self.equations_, self.expression_ = self._equations_table([best], best, X)
         self.history_ = []
@@ -663,6 +680,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 f"installed {__version__}. Refit it, or install cadsr-sklearn=={saved} to load it."
             )
         state.setdefault("simplify", False)  # pickled before the parameter: reported as found
+        state.setdefault("snap_constants", False)  # likewise: constants as fitted
+        if "best_expression_" in state:
+            state.setdefault("unsnapped_expression_", state["best_expression_"])
         super().__setstate__(state)
 
 

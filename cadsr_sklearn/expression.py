@@ -9,7 +9,10 @@ walk is compiled: :attr:`Expression.program` is the tree as a flat program of
 its numbers for export with one implementation of every operator.
 
 Constant tokens ``c`` are numbered in BFS order; ``constants[k]`` is the value
-of the ``k``-th ``c`` met in that order.
+of the ``k``-th ``c`` met in that order. A constant may be *fixed*: a literal
+that snapping (:mod:`cadsr_sklearn.snapping`) set to a simple number such as 2
+or π/2. It stays a node of the tree but is no longer a parameter: the constant
+fit leaves it alone, and the complexity ``k`` of the BIC does not count it.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sympy
 from . import program
 from .library import Library
 from .positions import tree_positions
+from .simple_numbers import snap_number
 
 __all__ = ["Expression", "Node", "evaluate_many", "is_complete", "rounded_latex", "sympy_complexity",
            "simplified_complexity"]
@@ -94,12 +98,17 @@ class Expression:
         The token set the ids refer to.
     constants : array-like of float, optional
         One value per constant token, in BFS order. Defaults to ones.
+    fixed : array-like of bool, optional
+        One flag per constant token, in BFS order: True for a literal that is
+        no longer fitted (see :attr:`fixed`). Defaults to none.
     """
 
-    __slots__ = ("tokens", "library", "constants", "_first", "_key", "_n_constants", "_program")
+    __slots__ = ("tokens", "library", "constants", "fixed", "_first", "_key", "_n_constants",
+                 "_program")
 
     def __init__(
-        self, tokens: Sequence[int], library: Library, constants: Sequence[float] | None = None
+        self, tokens: Sequence[int], library: Library, constants: Sequence[float] | None = None,
+        fixed: Sequence[bool] | None = None,
     ) -> None:
         tokens = _token_ids(tokens)
         first, why = _first_children(tokens, library)
@@ -113,6 +122,8 @@ class Expression:
         self._n_constants = tokens.count(library.const_id) if library.const_id is not None else 0
         self._program: tuple[np.ndarray, np.ndarray] | None = None
         self.constants = self._constant_values(constants, default=True)
+        self.fixed = self._fixed_flags(fixed)
+        self._key = self._literal_key()
 
     def _constant_values(self, constants, default: bool = False) -> np.ndarray:
         if constants is None:
@@ -122,14 +133,32 @@ class Expression:
             raise ValueError(f"Expected {self._n_constants} constant values, got {len(constants)}.")
         return constants
 
+    def _fixed_flags(self, fixed) -> np.ndarray:
+        if fixed is None:
+            return np.zeros(self._n_constants, dtype=bool)
+        fixed = np.asarray(fixed, dtype=bool).reshape(-1)
+        if len(fixed) != self._n_constants:
+            raise ValueError(f"Expected {self._n_constants} fixed flags, got {len(fixed)}.")
+        return fixed
+
+    def _literal_key(self) -> tuple:
+        """The tokens, then (BFS number, value) of every fixed literal: two trees that
+        differ only in a literal are different formulas."""
+        if not self.fixed.any():
+            return self.tokens
+        literals = tuple((int(k), float(self.constants[k])) for k in np.flatnonzero(self.fixed))
+        return self.tokens + (literals,)
+
     def __reduce__(self):
         # Pickle the definition only; the program is rebuilt on demand.
-        return (Expression, (self.tokens, self.library, self.constants))
+        return (Expression, (self.tokens, self.library, self.constants, self.fixed))
+
 
     # ------------------------------------------------------------------ views
     @property
-    def key(self) -> tuple[int, ...]:
-        """Canonical key: the BFS token tuple (constants excluded)."""
+    def key(self) -> tuple:
+        """Canonical key: the BFS token tuple (fitted constants excluded), followed by
+        ``((k, value), …)`` for the fixed literals when there are any."""
         return self._key
 
     def __len__(self) -> int:
@@ -140,13 +169,33 @@ class Expression:
 
     @property
     def n_constants(self) -> int:
-        """Number of constant tokens ``c``."""
+        """Number of constant tokens ``c``, fixed literals included."""
         return self._n_constants
 
     @property
+    def n_fitted(self) -> int:
+        """Number of constants the fit moves: the constant tokens that are not fixed."""
+        return self._n_constants - int(self.fixed.sum())
+
+    @property
     def complexity(self) -> int:
-        """The paper's BIC complexity ``k`` = number of nodes + number of constants."""
-        return len(self.tokens) + self._n_constants
+        """The paper's BIC complexity ``k`` = number of nodes + number of fitted constants.
+
+        A fixed literal is a node like any other, but no parameter: it costs one,
+        where a fitted constant costs two.
+        """
+        return len(self.tokens) + self.n_fitted
+
+    def with_literal(self, k: int, value: float) -> "Expression":
+        """A copy whose constant ``k`` (BFS number) is the fixed literal ``value``."""
+        constants = self.constants.copy()
+        constants[k] = value
+        fixed = self.fixed.copy()
+        fixed[k] = True
+        new = self.with_constants(constants)
+        new.fixed = fixed
+        new._key = new._literal_key()
+        return new
 
     def with_constants(self, constants: Sequence[float]) -> "Expression":
         """A copy holding other constant values."""
@@ -156,6 +205,7 @@ class Expression:
         new._first, new._key = self._first, self._key
         new._n_constants, new._program = self._n_constants, self._program
         new.constants = self._constant_values(constants, default=True)
+        new.fixed = self.fixed
         return new
 
     def children(self, i: int) -> range:
@@ -342,7 +392,8 @@ class Expression:
         """SymPy form, with variables named by ``feature_names`` (default ``x0…``).
 
         Constants become their fitted floats, or symbols ``c0, c1…`` (BFS
-        numbering) when ``symbolic_constants`` is true.
+        numbering) when ``symbolic_constants`` is true; a fixed literal is its
+        exact number (``2``, ``pi/2``), whatever ``symbolic_constants``.
 
         Every subtree without a variable is replaced by the number
         :meth:`evaluate` computes for it (an exact integer or small fraction
@@ -370,7 +421,10 @@ class Expression:
             holds_c[i] = self.tokens[i] == cid or any(holds_c[c] for c in kids)
             if tok.kind == "constant":
                 k -= 1
-            if folded[i] is not None:
+            if tok.kind == "constant" and self.fixed[k]:
+                exact = snap_number(float(values[k]), rtol=0.0)
+                out[i] = _sympy_number(values[k], exact=False) if exact is None else exact
+            elif folded[i] is not None:
                 out[i] = _sympy_number(folded[i], exact=not holds_c[i])
             elif tok.arity:
                 out[i] = _apply_sympy(tok, [out[c] for c in kids], [folded[c] for c in kids])

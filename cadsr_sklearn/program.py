@@ -648,7 +648,7 @@ def _move_integer_exponents(ops, args, data, c, cost, y_out, fixed, order, s):
 
 
 @_jit()
-def _fit_integer_exponents(ops, args, bases, numbers, data, c0, s, y_out):
+def _fit_integer_exponents(ops, args, fixed, bases, numbers, data, c0, s, y_out):
     """Fit on the relaxed power, round every exponent over a negative base, refit: (ok, cost, c).
 
     The rounded exponents are then held fixed while LM refits the other
@@ -658,7 +658,7 @@ def _fit_integer_exponents(ops, args, bases, numbers, data, c0, s, y_out):
     ordinary fit covers that case) or when the result is not finite.
     """
     P = len(c0)
-    rounded = np.zeros(P, dtype=np.bool_)
+    rounded = fixed.copy()  # held: the fixed literals, then every exponent rounded
     # The innermost pow over a negative base sees the same base in the true and the
     # relaxed expression, so the (cheaper) true one tells whether there is any.
     if not np.any(_negative_bases(ops, args, data, c0, bases, numbers, rounded)):
@@ -694,11 +694,12 @@ def _fit_integer_exponents(ops, args, bases, numbers, data, c0, s, y_out):
 
 # ---------------------------------------------------------------------------- one fit
 @_jit()
-def _fit_one(ops, args, data, starts, s, best_c, y_best):
+def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
     """Best constants over the starting points ``starts`` ``(r, P)``: whether any fit held.
 
     ``best_c`` receives the constants (BFS order), ``y_best`` the output there.
-    More fits may follow a start:
+    Constants flagged in ``fixed`` ``(P,)`` keep their starting value (a literal
+    fixed by snapping, the same in every start). More fits may follow a start:
 
     * the first time a start's output is not finite, one from all ones (unless
       ``fallback_ones`` is off, as with ``init="ones"``): a negative base under
@@ -714,7 +715,7 @@ def _fit_one(ops, args, data, starts, s, best_c, y_best):
     """
     P = starts.shape[1]
     bases, numbers = _exponents(ops, args)
-    every = _variant(ops, args, np.zeros(P, dtype=np.bool_))
+    every = _variant(ops, args, fixed)
     y_try = np.empty_like(y_best)
     best_cost = math.inf
     found = False
@@ -731,13 +732,14 @@ def _fit_one(ops, args, data, starts, s, best_c, y_best):
                 if not retry_ones:
                     continue
                 tried_ones = True
-                c = np.ones(P)
+                c = np.where(fixed, c0, 1.0)
                 ok, cost = _levenberg_marquardt(every, args, data, c, s.max_nfev, s, y_try)
                 exact = exact or (ok and cost <= s.floor)
             else:
                 if len(bases) == 0 or exact:
                     continue
-                ok, cost, c = _fit_integer_exponents(ops, args, bases, numbers, data, c0, s, y_try)
+                ok, cost, c = _fit_integer_exponents(ops, args, fixed, bases, numbers, data, c0, s,
+                                                     y_try)
             if ok and math.isfinite(cost) and np.all(np.isfinite(c)) and cost < best_cost:
                 best_c[:] = c
                 y_best[:] = y_try
@@ -749,13 +751,14 @@ def _fit_one(ops, args, data, starts, s, best_c, y_best):
 
 
 @_jit()
-def fit_batch(ops, args, node_start, starts, start_row, const_start, jobs, X, target, sqrt_w,
-              s, constants, fitted, Y):
+def fit_batch(ops, args, node_start, starts, start_row, const_start, fixed, jobs, X, target,
+              sqrt_w, s, constants, fitted, Y):
     """Fit program ``j`` for each ``j`` in ``jobs``; programs are concatenated.
 
     Program ``j`` is ``ops[node_start[j]:node_start[j+1]]`` (likewise ``args``);
     its starting points are rows ``start_row[j]:start_row[j+1]`` of ``starts``
-    ``(R, P_max)``, first ``P`` columns. Writes its constants to
+    ``(R, P_max)``, first ``P`` columns; ``fixed[const_start[j]:const_start[j+1]]``
+    flags the constants it holds at their starting value. Writes its constants to
     ``constants[const_start[j]:const_start[j+1]]``, whether a fit held to
     ``fitted[j]`` and, if ``Y`` has rows, its output on the fitting rows to
     ``Y[j]``. Work is independent across ``j``: threads may split ``jobs``.
@@ -773,7 +776,8 @@ def fit_batch(ops, args, node_start, starts, start_row, const_start, jobs, X, ta
         # contiguous copies: every kernel then sees one array type (one compilation)
         o = ops[node_start[j]:node_start[j + 1]].copy()
         a = args[node_start[j]:node_start[j + 1]].copy()
-        fitted[j] = _fit_one(o, a, data, starts[start_row[j]:start_row[j + 1], :P], s,
+        held = fixed[const_start[j]:const_start[j + 1]].copy()
+        fitted[j] = _fit_one(o, a, held, data, starts[start_row[j]:start_row[j + 1], :P], s,
                              constants[const_start[j]:const_start[j + 1]], y)
         if Y.shape[0] and fitted[j]:
             Y[j] = y
@@ -800,9 +804,10 @@ def warm_up() -> None:
                           stall_fraction=1e-2, fallback_ones=True, trial_nfev=10,
                           integer_radius=3, integer_sweeps=3)
     fitted_constants, fitted = np.empty(2), np.zeros(1, dtype=np.bool_)
-    fit_batch(ops, args, one, np.ones((1, 2)), np.array([0, 1], dtype=np.int64), constants, jobs,
-              X, target, np.ones(len(target)), settings, fitted_constants, fitted,
-              np.empty((1, len(target))))
+    for fixed in ([False, False], [True, False]):  # every constant free; a literal held
+        fit_batch(ops, args, one, np.ones((1, 2)), np.array([0, 1], dtype=np.int64), constants,
+                  np.array(fixed), jobs, X, target, np.ones(len(target)), settings,
+                  fitted_constants, fitted, np.empty((1, len(target))))
     evaluate(ops, args, X, np.ones(2))
     evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True)
     apply(ADD, 1.0, 1.0)

@@ -38,60 +38,16 @@ import numpy as np
 import sympy
 
 from .expression import sympy_complexity
+from .simple_numbers import snap_number
 
-__all__ = ["simplest_equivalent", "snap_number", "round_off_equal"]
-
-SNAP_RTOL = 1e-10
-"""Relative distance within which a constant is taken to be a simple number."""
+__all__ = ["simplest_equivalent", "round_off_equal"]
 
 PREDICTION_RTOL = 1e-10
 """A rewrite may move no prediction by more than this times the largest |ŷ|."""
 
-MAX_SNAPPED = 1e6
-"""Larger constants are left alone: a float past 2**52 is an integer anyway."""
-
 MAX_EXPANDED_TERMS = 64
 """``expand`` is skipped when any product or power in the formula, at any depth
 (inside functions and denominators too), could multiply out to more terms than this."""
-
-_PI_DIVISORS = (1, 2, 3, 4, 6)
-_MAX_DENOMINATOR = 12
-_MAX_LOG_SNAPPED = 4.0  # e^(p/q) is tried for |p/q| <= 4 only
-
-
-def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
-    """The simple number ``value`` is round-off away from, or None.
-
-    Tried in order: 0, integers, p/q with q ≤ 12, p·π/q with q in {1, 2, 3, 4, 6},
-    and e^(p/q) with q ≤ 12 and |p/q| ≤ 4, within ``rtol`` relative (LM fits
-    the base of ``c**log(x)`` as e² for ``x**2``).
-    """
-    if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
-        return None
-    if abs(value) <= rtol:
-        return sympy.Integer(0)
-
-    def near(target: float) -> bool:
-        return abs(value - target) <= rtol * max(1.0, abs(target))
-
-    for q in range(1, _MAX_DENOMINATOR + 1):
-        p = round(value * q)
-        if p and near(p / q):
-            return sympy.Rational(p, q)
-    for q in _PI_DIVISORS:
-        p = round(value * q / math.pi)
-        if p and near(p * math.pi / q):
-            return sympy.Rational(p, q) * sympy.pi
-    # Relative here: below 1e-8 the powers e^(p/q) lie closer together than an
-    # absolute 1e-10, and a tiny fitted constant would always snap to one.
-    log_value = math.log(value) if value > 0 else math.inf
-    if abs(log_value) <= _MAX_LOG_SNAPPED:
-        for q in range(1, _MAX_DENOMINATOR + 1):
-            p = round(log_value * q)
-            power = math.exp(p / q)
-            if p and abs(value - power) <= rtol * power:
-                return sympy.exp(sympy.Rational(p, q))
-    return None
 
 
 def round_off_equal(candidate: np.ndarray, reference: np.ndarray, rtol: float = PREDICTION_RTOL) -> bool:

@@ -14,7 +14,10 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
 6. Update the best expression τ*, the hall of fame and the replay buffer.
 
 When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
-node-removing edits that raise its reward are applied greedily. A Ctrl-C skips it.
+node-removing edits that raise its reward are applied greedily. Then the
+constants of τ* and of the Pareto front are snapped (:mod:`cadsr_sklearn.snapping`):
+each is fixed to a nearby simple number when that raises the reward. A Ctrl-C
+skips both.
 
 The loop knows nothing about scikit-learn: :mod:`cadsr_sklearn.estimator`
 validates input and builds the pieces; this module runs the search.
@@ -26,6 +29,7 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -36,6 +40,7 @@ from .expression import Expression, evaluate_many
 from .library import Library
 from .policy import Policy
 from .pruning import prune
+from .snapping import snap
 from .rewards import rank_weights
 from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
 
@@ -62,6 +67,7 @@ class TrainingConfig:
     max_evaluations: int | None = None
     patience: int | None = None
     prune: bool = True  # greedy node-removing local search on τ* after the search
+    snap_constants: bool = True  # constants of τ* and the front fixed to simple numbers
 
     @property
     def n_top(self) -> int:
@@ -123,6 +129,7 @@ class HallOfFame:
 class SearchResult:
     best: Candidate | None
     hall_of_fame: HallOfFame
+    unsnapped: Candidate | None = None  # τ* before snapping (after pruning)
     history: list[dict] = field(default_factory=list)
     n_epochs: int = 0
     n_evaluations: int = 0
@@ -181,14 +188,14 @@ class Scorer:
         not finite on every row fitted again on all the fitter's rows; all marked final but
         the other screened fits (formulas without constants have nothing to refit)."""
         again = [j for j, (cand, ok) in enumerate(zip(candidates, fitted))
-                 if ok and cand.expression.n_constants and not math.isfinite(cand.reward)]
+                 if ok and cand.expression.n_fitted and not math.isfinite(cand.reward)]
         if again:
             full = self._fit_and_score([candidates[j].expression for j in again], self.fitter,
                                        warm_start=False)
             for j, cand in zip(again, full):
                 candidates[j] = cand
         self.refined.update(candidates[j].expression.key for j in again)
-        self.refined.update(c.expression.key for c in candidates if not c.expression.n_constants)
+        self.refined.update(c.expression.key for c in candidates if not c.expression.n_fitted)
         return candidates
 
     def _refine_leaders(self, expressions: list[Expression]) -> None:
@@ -209,13 +216,15 @@ class Scorer:
                                        warm_start=True, fresh_starts=False)
         return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
 
-    def refit(self, expressions: list[Expression]) -> list[Candidate]:
+    def refit(self, expressions: list[Expression], fresh_starts: bool = True) -> list[Candidate]:
         """Candidates fitted afresh, each first from the constants it holds; no cache.
 
-        For edits of τ* (pruning): the constants the edit left alone are
-        already right, where a fresh start can land in another minimum.
+        For edits of τ* (pruning, snapping): the constants the edit left alone
+        are already right, where a fresh start can land in another minimum.
+        With ``fresh_starts`` false, the held constants are the only start.
         """
-        return self._fit_and_score(expressions, self.fitter, warm_start=True)
+        return self._fit_and_score(expressions, self.fitter, warm_start=True,
+                                   fresh_starts=fresh_starts)
 
     def _fit_and_score(self, expressions: list[Expression], fitter: ConstantFitter,
                        warm_start: bool, fresh_starts: bool = True) -> list[Candidate]:
@@ -228,7 +237,7 @@ class Scorer:
         for j, (expr, ok) in enumerate(zip(fitted, fitter.success_)):
             if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
                 continue
-            out = outputs.get(fit_key(expr.tokens)) if expr.n_constants else None
+            out = outputs.get(fit_key(expr)) if expr.n_fitted else None
             if out is None:
                 to_evaluate.append(j)
             else:
@@ -426,6 +435,9 @@ def run_search(
             result.best = leader
     if config.prune and result.best is not None and not result.interrupted:
         _prune_best(result, scorer, sampler, config, start, exact_loss)
+    result.unsnapped = result.best
+    if config.snap_constants and result.best is not None and not result.interrupted:
+        _snap_front(result, scorer, config, start, exact_loss)
     return result
 
 
@@ -464,6 +476,33 @@ def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
         result.stop_reason = "interrupted"
         return
     result.hall_of_fame.update([result.best])
+
+
+def _snap_front(result, scorer, config, start, exact_loss) -> None:
+    """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
+
+    τ* is always snapped (a few fits per constant, well under an epoch), even
+    when pruning used up the budget; a snapped member of the front that now
+    outscores τ* takes its place, as after the refit. After an exact fit (the
+    ``tol`` stop), snaps must keep the fit exact.
+    """
+    deadline = None if config.max_time is None else start + config.max_time
+    max_loss = exact_loss if result.stop_reason == "tol" else math.inf
+    polish = partial(scorer.refit, fresh_starts=False)
+    try:
+        snapped = [snap(result.best, polish, max_loss)]
+        for member in result.hall_of_fame.pareto_front():
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            if member.expression.key != result.best.expression.key and member.expression.n_fitted:
+                snapped.append(snap(member, polish, max_loss, deadline))
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.stop_reason = "interrupted"
+        return
+    result.hall_of_fame.update(snapped)
+    # snapped[0] (τ* or better) always qualifies, and wins ties
+    result.best = max((c for c in snapped if c.loss <= max_loss), key=lambda c: c.reward)
 
 
 def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dict:

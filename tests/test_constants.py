@@ -200,7 +200,7 @@ def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, 
     real = P.fit_batch
 
     def boom(*arguments):
-        jobs = arguments[6]
+        jobs = arguments[7]
         if 0 in jobs:  # the first job always raises; the others fit
             raise RuntimeError("inside")
         return real(*arguments)
@@ -376,5 +376,5 @@ def test_rounded_exponent_is_held_while_the_other_constants_are_refitted():
     intercept, slope, exponent = fitted.constants
     assert exponent == 1.0
     np.testing.assert_allclose([slope, intercept], np.polyfit(x, y, 1), rtol=1e-8)
-    out = fitter.outputs_[fit_key(structure.tokens)]
+    out = fitter.outputs_[fit_key(structure)]
     np.testing.assert_allclose(out, fitted.evaluate(x[:, None]), rtol=1e-12)

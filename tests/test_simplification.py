@@ -8,7 +8,8 @@ import sympy
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.expression import sympy_complexity
-from cadsr_sklearn.simplification import round_off_equal, simplest_equivalent, snap_number
+from cadsr_sklearn.simple_numbers import snap_number
+from cadsr_sklearn.simplification import round_off_equal, simplest_equivalent
 
 x, y = sympy.symbols("x y")
 F = sympy.Float

@@ -1,0 +1,98 @@
+"""Simple numbers: the constants a scientist writes down.
+
+Integers, fractions p/q with q ≤ 12, multiples p·π/q with q in {1, 2, 3, 4, 6},
+and powers e^(p/q) with q ≤ 12 and |p/q| ≤ 4. Two steps replace a fitted
+constant by one of them:
+
+* :mod:`cadsr_sklearn.simplification` takes a constant that is round-off away
+  from a simple number to be that number (:func:`snap_number`): the same
+  function, written as a reader would;
+* :mod:`cadsr_sklearn.snapping` tries the simple numbers a noisy constant lies
+  near (:func:`nearby`), simplest first, and keeps one when the reward says the
+  data cannot tell it from the fitted value.
+
+Each number carries a *cost*, the size of its denominator, plus one for a
+factor π and two for a power of e: 2 before 5/3, π before π/2, 1/2 before e.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator, NamedTuple
+
+import sympy
+
+__all__ = ["SimpleNumber", "snap_number", "nearby", "SNAP_RTOL", "MAX_SNAPPED"]
+
+SNAP_RTOL = 1e-10
+"""Relative distance within which a constant is taken to be a simple number."""
+
+MAX_SNAPPED = 1e6
+"""Larger constants are left alone: a float past 2**52 is an integer anyway."""
+
+_MAX_DENOMINATOR = 12
+_PI_DIVISORS = (1, 2, 3, 4, 6)
+_MAX_LOG = 4.0  # e^(p/q) for |p/q| <= 4 only
+
+
+class SimpleNumber(NamedTuple):
+    """A simple number: its float64 value, its exact SymPy form and its cost."""
+
+    value: float
+    symbol: sympy.Expr
+    cost: int
+
+
+def _closest(value: float) -> Iterator[SimpleNumber]:
+    """The non-zero simple number closest to ``value`` of every family and denominator."""
+    for q in range(1, _MAX_DENOMINATOR + 1):
+        p = round(value * q)
+        if p:
+            yield SimpleNumber(p / q, sympy.Rational(p, q), q)
+    for q in _PI_DIVISORS:
+        p = round(value * q / math.pi)
+        if p:
+            yield SimpleNumber(p * math.pi / q, sympy.Rational(p, q) * sympy.pi, q + 1)
+    if value > 0 and abs(math.log(value)) <= _MAX_LOG:
+        for q in range(1, _MAX_DENOMINATOR + 1):
+            p = round(math.log(value) * q)
+            if p:
+                yield SimpleNumber(math.exp(p / q), sympy.exp(sympy.Rational(p, q)), q + 2)
+
+
+def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
+    """The simple number ``value`` is round-off away from, or None.
+
+    Tried in order: 0, integers, p/q with q ≤ 12, p·π/q with q in {1, 2, 3, 4, 6},
+    and e^(p/q) with q ≤ 12 and |p/q| ≤ 4, within ``rtol`` relative (LM fits
+    the base of ``c**log(x)`` as e² for ``x**2``). ``rtol=0`` finds the exact
+    form of a literal that snapping fixed.
+    """
+    if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
+        return None
+    if abs(value) <= rtol:
+        return sympy.Integer(0)
+    for number in _closest(value):
+        # Relative for the powers of e: below 1e-8 they lie closer together than an
+        # absolute 1e-10, and a tiny fitted constant would always snap to one.
+        scale = number.value if number.symbol.func is sympy.exp else max(1.0, abs(number.value))
+        if abs(value - number.value) <= rtol * scale:
+            return number.symbol
+    return None
+
+
+def nearby(value: float, rtol: float) -> list[SimpleNumber]:
+    """The non-zero simple numbers within ``rtol·|value|`` of ``value``, simplest first.
+
+    Ties in cost go to the nearer number; each value appears once. Empty for a
+    value that is not finite or is larger than :data:`MAX_SNAPPED`.
+    """
+    if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
+        return []
+    found: dict[float, SimpleNumber] = {}
+    for number in _closest(value):
+        if abs(value - number.value) <= rtol * abs(value):
+            kept = found.get(number.value)
+            if kept is None or number.cost < kept.cost:
+                found[number.value] = number
+    return sorted(found.values(), key=lambda n: (n.cost, abs(value - n.value)))

@@ -1,0 +1,186 @@
+"""Snapping noisy constants to simple numbers, judged by the BIC; fixed literals."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+import sympy
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.constants import ConstantFitter
+from cadsr_sklearn.expression import Expression
+from cadsr_sklearn.library import Library
+from cadsr_sklearn.pruning import prune
+from cadsr_sklearn.rewards import make_reward, mse
+from cadsr_sklearn.simple_numbers import nearby, snap_number
+from cadsr_sklearn.snapping import snap
+from cadsr_sklearn.training import Scorer
+
+LIB = Library(2)
+x0, x1 = sympy.symbols("x0 x1")
+
+
+def _scorer(X, y):
+    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
+    reward = make_reward("bic", y, bic_variance="mle")
+    return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
+
+
+def _noisy(f, noise, n=2000, low=0.5, high=2.0, seed=0):
+    """Rows of two features and f(X) with SRBench's noise γ (σ = γ·rms(y))."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(low, high, (n, 2))
+    y = f(X)
+    return X, y + noise * np.sqrt(np.mean(y ** 2)) * rng.standard_normal(n)
+
+
+def _fitted(names, X, y):
+    score = _scorer(X, y)
+    (cand,) = score([Expression.from_names(names, LIB, order="prefix")])
+    return cand, score
+
+
+def _snapped(names, X, y, **kw):
+    cand, score = _fitted(names, X, y)
+    return cand, snap(cand, lambda es: score.refit(es, fresh_starts=False), **kw)
+
+
+# ------------------------------------------------------------------ simple numbers
+def test_nearby_lists_the_simplest_numbers_first():
+    values = [n.value for n in nearby(0.97, 0.05)]
+    assert values[0] == 1.0  # before 23/24-like fractions, π/3 or e^0
+    assert all(abs(v - 0.97) <= 0.05 * 0.97 for v in values)
+    assert len(values) == len(set(values))
+    costs = [n.cost for n in nearby(0.97, 0.05)]
+    assert costs == sorted(costs)
+
+
+def test_nearby_offers_pi_and_powers_of_e():
+    assert any(n.symbol == sympy.pi / 2 for n in nearby(1.5702, 0.01))
+    assert any(n.symbol == sympy.exp(sympy.Rational(-1, 2)) for n in nearby(0.6063, 0.01))
+
+
+@pytest.mark.parametrize("value", [0.0, 1e-3, math.nan, math.inf, 1e7])
+def test_nearby_has_nothing_for_zero_tiny_or_huge_values(value):
+    assert nearby(value, 0.05) == []
+
+
+def test_every_offered_number_is_found_again_exactly():
+    # a literal is stored as a float; its exact form is recovered for display
+    for value in (0.97, 1.57, 2.31, 0.61, 7.4, -3.05):
+        for number in nearby(value, 0.05):
+            assert snap_number(number.value, rtol=0.0) == number.symbol
+
+
+# ------------------------------------------------------------------ fixed literals
+def test_a_fixed_literal_is_a_node_but_not_a_parameter():
+    e = Expression.from_names(["mul", "c", "x0"], LIB, constants=[2.01])
+    fixed = e.with_literal(0, 2.0)
+    assert (e.n_fitted, fixed.n_fitted) == (1, 0)
+    assert fixed.complexity == e.complexity - 1 == 3
+    assert fixed.key != e.key
+    assert fixed.to_sympy() == 2 * x0
+    assert fixed.to_sympy(symbolic_constants=True) == 2 * x0
+    clone = pickle.loads(pickle.dumps(fixed))
+    assert clone.key == fixed.key and list(clone.fixed) == [True]
+    assert clone.with_constants([2.0]).key == fixed.key
+
+
+def test_the_fit_leaves_a_literal_alone_and_fits_the_rest():
+    X, y = _noisy(lambda X: 2 * X[:, 0] - X[:, 1], 0.0)
+    e = Expression.from_names(["sub", "mul", "c", "x0", "mul", "c", "x1"], LIB, order="prefix")
+    held = e.with_literal(0, 3.0)  # the wrong value on purpose: it must stay
+    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
+    (fitted,) = fitter.fit([held])
+    assert fitted.constants[0] == 3.0 and fitted.fixed[0]
+    rows, target = fitter.X, fitter.target  # the rows LM sees
+    best = np.linalg.lstsq(rows[:, 1:], 3 * rows[:, 0] - target, rcond=None)[0][0]
+    assert fitted.constants[1] == pytest.approx(best, rel=1e-8)
+    # the same structure with another literal is another formula, not a cache hit
+    (other,) = fitter.fit([e.with_literal(0, 2.0)])
+    assert other.constants[1] == pytest.approx(1.0, rel=1e-8)
+
+
+# ------------------------------------------------------------------ snapping
+def test_a_noisy_factor_of_two_becomes_two():
+    X, y = _noisy(lambda X: 2 * X[:, 0], 0.1)
+    found, snapped = _snapped(["mul", "c", "x0"], X, y)
+    assert found.expression.constants[0] != 2.0
+    assert snapped.expression.to_sympy() == 2 * x0
+    assert snapped.reward > found.reward
+    assert snapped.expression.complexity == found.expression.complexity - 1
+
+
+def test_a_noisy_offset_of_one_becomes_one():
+    X, y = _noisy(lambda X: X[:, 1] / (X[:, 0] + 1.0), 0.1)
+    found, snapped = _snapped(["div", "x1", "add", "x0", "c"], X, y)
+    assert abs(found.expression.constants[0] - 1.0) > 1e-4
+    assert snapped.expression.to_sympy() == x1 / (x0 + 1)
+
+
+def test_a_noisy_exponent_becomes_an_integer():
+    X, y = _noisy(lambda X: X[:, 0] ** 2 * X[:, 1], 0.1)
+    found, snapped = _snapped(["mul", "pow", "x0", "c", "x1"], X, y)
+    assert snapped.expression.to_sympy() == x0 ** 2 * x1
+
+
+def test_several_constants_are_snapped_one_at_a_time():
+    X, y = _noisy(lambda X: X[:, 0] * (3 - X[:, 0] - 2 * X[:, 1]), 0.1, low=0.0, high=1.0)
+    names = ["mul", "x0", "sub", "sub", "c", "x0", "mul", "c", "x1"]
+    found, snapped = _snapped(names, X, y)
+    assert found.expression.n_fitted == 2
+    assert sympy.expand(snapped.expression.to_sympy() - x0 * (3 - x0 - 2 * x1)) == 0
+    assert snapped.expression.n_fitted == 0
+
+
+def test_a_constant_the_data_need_stays():
+    # 3/7 = 0.4286 and 5/12 = 0.4167 lie within the window; the data rule them out
+    X, y = _noisy(lambda X: 0.426 * X[:, 0] + X[:, 1], 0.01)
+    found, snapped = _snapped(["add", "mul", "c", "x0", "x1"], X, y)
+    assert nearby(found.expression.constants[0], 0.05)
+    assert snapped is found
+
+
+def test_no_snap_takes_the_loss_past_the_ceiling():
+    # after an exact fit (the tol stop) the search passes the exact loss as the ceiling
+    X, y = _noisy(lambda X: 2 * X[:, 0], 0.1, n=800)  # LM sees every row: no snap fits better
+    found, snapped = _snapped(["mul", "c", "x0"], X, y)
+    assert snapped is not found  # the BIC takes 2 ...
+    _, kept = _snapped(["mul", "c", "x0"], X, y, max_loss=found.loss)
+    assert kept.expression.key == found.expression.key  # ... but not past the ceiling
+
+
+def test_snapping_is_deterministic():
+    X, y = _noisy(lambda X: X[:, 0] * (3 - X[:, 0] - 2 * X[:, 1]), 0.1, low=0.0, high=1.0)
+    names = ["mul", "x0", "sub", "sub", "c", "x0", "mul", "c", "x1"]
+    first = _snapped(names, X, y)[1].expression
+    second = _snapped(names, X, y)[1].expression
+    assert first.key == second.key
+    np.testing.assert_array_equal(first.constants, second.constants)
+
+
+# ------------------------------------------------------------------ dead weight
+@pytest.mark.parametrize("names", [
+    ["add", "mul", "c", "x0", "mul", "c", "x1"],  # 2·x0 + 0.0012·x1
+    ["mul", "mul", "c", "x0", "pow", "c", "x1"],  # 2·x0·1.0016**x1
+])
+def test_noise_fitting_dead_weight_is_pruned_and_the_rest_snapped(names):
+    X, y = _noisy(lambda X: 2 * X[:, 0], 0.1)
+    found, score = _fitted(names, X, y)
+    pruned = prune(found, score.refit)
+    snapped = snap(pruned, lambda es: score.refit(es, fresh_starts=False))
+    assert snapped.expression.to_sympy() == 2 * x0
+
+
+# ------------------------------------------------------------------ the estimator
+def test_the_estimator_keeps_the_formula_before_snapping_and_predicts_the_snapped_tree():
+    X, y = _noisy(lambda X: 2 * X[:, 0] + X[:, 1], 0.1, n=300)
+    kw = dict(n_epochs=4, batch_size=100, ff_dim=32, random_state=0, device="cpu", n_jobs=1)
+    model = CADSRRegressor(**kw).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), model.best_expression_.evaluate(X))
+    assert model.best_expression_.complexity <= model.unsnapped_expression_.complexity
+    plain = CADSRRegressor(snap_constants=False, **kw).fit(X, y)
+    assert plain.unsnapped_expression_ is plain.best_expression_
+    assert plain.unsnapped_expression_.key == model.unsnapped_expression_.key
+    assert not plain.best_expression_.fixed.any()
