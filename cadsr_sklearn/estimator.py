@@ -191,7 +191,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``False`` returns the sampled τ* as it is.
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
-        nearby simple numbers (integers, p/q, p·π/q, e^(p/q), within 5 %) when
+        nearby simple numbers (integers, p/q, p·π/q, p/(q·π), e^k, e^(k/2),
+        within 5 %) when
         that raises the reward, the other constants refitted (see
         :mod:`cadsr_sklearn.snapping`): on noisy data, ``x0 - 0.99647`` becomes
         ``x0 - 1`` when the data cannot tell them apart, and 0.426 stays where
@@ -203,7 +204,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         shortest SymPy form that predicts what its tree predicts on the training
         rows to within round-off (see :mod:`cadsr_sklearn.simplification`):
         features are real (``sqrt(x**4)`` is ``x**2``), constants round-off
-        from 0, an integer, p/q, p·π/q or e^(p/q) become that number (``cos(u +
+        from 0, an integer, p/q, p·π/q, p/(q·π) or e^(p/q) become that number (``cos(u +
         1.5707963267949)`` is ``-sin(u)``), logs of products are split and
         products of sums multiplied out where that is shorter. ``predict``
         always evaluates the tree. ``False`` reports the tree as SymPy reads it.

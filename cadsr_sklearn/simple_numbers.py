@@ -1,18 +1,21 @@
 """Simple numbers: the constants a scientist writes down.
 
-Integers, fractions p/q with q ≤ 12, multiples p·π/q with q in {1, 2, 3, 4, 6},
-and powers e^(p/q) with q ≤ 12 and |p/q| ≤ 4. Two steps replace a fitted
-constant by one of them:
+Integers, fractions p/q with q ≤ 12, multiples p·π/q and p/(q·π) with q in
+{1, 2, 3, 4, 6, 8} (π/2, 1/(4π)), and powers e^(p/q) with |p/q| ≤ 4. Two steps replace a fitted constant by one
+of them:
 
 * :mod:`cadsr_sklearn.simplification` takes a constant that is round-off away
-  from a simple number to be that number (:func:`snap_number`): the same
-  function, written as a reader would;
+  from a simple number to be that number (:func:`snap_number`, powers e^(p/q)
+  with q ≤ 12): the same function, written as a reader would;
 * :mod:`cadsr_sklearn.snapping` tries the simple numbers a noisy constant lies
   near (:func:`nearby`), simplest first, and keeps one when the reward says the
-  data cannot tell it from the fitted value.
+  data cannot tell it from the fitted value. Powers of e are only e^k and
+  e^(k/2) there: with q up to 12 they lie a few percent apart everywhere, so a
+  noisy 0.0256 would always be "near" one (e^(−11/3)), which is no simpler.
 
 Each number carries a *cost*, the size of its denominator, plus one for a
-factor π and two for a power of e: 2 before 5/3, π before π/2, 1/2 before e.
+factor π (or 1/π) and two for a power of e: 2 before 5/3, π before π/2, 1/2
+before e.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ MAX_SNAPPED = 1e6
 """Larger constants are left alone: a float past 2**52 is an integer anyway."""
 
 _MAX_DENOMINATOR = 12
-_PI_DIVISORS = (1, 2, 3, 4, 6)
+_PI_DIVISORS = (1, 2, 3, 4, 6, 8)
 _MAX_LOG = 4.0  # e^(p/q) for |p/q| <= 4 only
+_NEARBY_E_DENOMINATOR = 2  # e^k and e^(k/2) only, for noisy constants
 
 
 class SimpleNumber(NamedTuple):
@@ -43,7 +47,7 @@ class SimpleNumber(NamedTuple):
     cost: int
 
 
-def _closest(value: float) -> Iterator[SimpleNumber]:
+def _closest(value: float, max_e_denominator: int = _MAX_DENOMINATOR) -> Iterator[SimpleNumber]:
     """The non-zero simple number closest to ``value`` of every family and denominator."""
     for q in range(1, _MAX_DENOMINATOR + 1):
         p = round(value * q)
@@ -53,8 +57,12 @@ def _closest(value: float) -> Iterator[SimpleNumber]:
         p = round(value * q / math.pi)
         if p:
             yield SimpleNumber(p * math.pi / q, sympy.Rational(p, q) * sympy.pi, q + 1)
+    for q in _PI_DIVISORS:
+        p = round(value * q * math.pi)
+        if p:
+            yield SimpleNumber(p / (q * math.pi), sympy.Rational(p, q) / sympy.pi, q + 1)
     if value > 0 and abs(math.log(value)) <= _MAX_LOG:
-        for q in range(1, _MAX_DENOMINATOR + 1):
+        for q in range(1, max_e_denominator + 1):
             p = round(math.log(value) * q)
             if p:
                 yield SimpleNumber(math.exp(p / q), sympy.exp(sympy.Rational(p, q)), q + 2)
@@ -63,8 +71,8 @@ def _closest(value: float) -> Iterator[SimpleNumber]:
 def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
     """The simple number ``value`` is round-off away from, or None.
 
-    Tried in order: 0, integers, p/q with q ≤ 12, p·π/q with q in {1, 2, 3, 4, 6},
-    and e^(p/q) with q ≤ 12 and |p/q| ≤ 4, within ``rtol`` relative (LM fits
+    Tried in order: 0, integers, p/q with q ≤ 12, p·π/q and p/(q·π) with q in
+    {1, 2, 3, 4, 6, 8}, and e^(p/q) with q ≤ 12 and |p/q| ≤ 4, within ``rtol`` relative (LM fits
     the base of ``c**log(x)`` as e² for ``x**2``). ``rtol=0`` finds the exact
     form of a literal that snapping fixed.
     """
@@ -84,13 +92,14 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
 def nearby(value: float, rtol: float) -> list[SimpleNumber]:
     """The non-zero simple numbers within ``rtol·|value|`` of ``value``, simplest first.
 
-    Ties in cost go to the nearer number; each value appears once. Empty for a
-    value that is not finite or is larger than :data:`MAX_SNAPPED`.
+    Integers, p/q with q ≤ 12, p·π/q and p/(q·π) with q in {1, 2, 3, 4, 6, 8},
+    e^k and e^(k/2) (|k| ≤ 4). Ties in cost go to the nearer number; each value appears once.
+    Empty for a value that is not finite or is larger than :data:`MAX_SNAPPED`.
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
         return []
     found: dict[float, SimpleNumber] = {}
-    for number in _closest(value):
+    for number in _closest(value, _NEARBY_E_DENOMINATOR):
         if abs(value - number.value) <= rtol * abs(value):
             kept = found.get(number.value)
             if kept is None or number.cost < kept.cost:

@@ -13,7 +13,7 @@ The rewrites, each an identity over the reals or a numerically checked one:
 1. Features are real: ``sqrt(x**4) = x**2`` and ``log(exp(x)) = x``, which SymPy
    cannot assume for complex symbols.
 2. Constants within round-off of a simple number become that number: integers,
-   fractions p/q with q ≤ 12, multiples of π/q, powers e^(p/q), and 0 for
+   fractions p/q with q ≤ 12, multiples of π/q and 1/(qπ), powers e^(p/q), and 0 for
    constants next to nothing. SymPy then folds ``cos(u + π/2)`` into
    ``-sin(u)`` and ``7.38905609893065**log(x)`` (e² to round-off) into ``x**2``
    by itself.

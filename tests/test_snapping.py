@@ -61,6 +61,15 @@ def test_nearby_offers_pi_and_powers_of_e():
     assert any(n.symbol == sympy.exp(sympy.Rational(-1, 2)) for n in nearby(0.6063, 0.01))
 
 
+def test_nearby_offers_one_over_multiples_of_pi():
+    assert nearby(0.0797, 0.01)[0].symbol == 1 / (4 * sympy.pi)
+
+
+def test_nearby_leaves_small_constants_without_a_simple_neighbour_alone():
+    # e^(-11/3) = 0.02556 is no simpler than 0.0256: only e^k and e^(k/2) are offered
+    assert nearby(0.0256, 0.05) == []
+
+
 @pytest.mark.parametrize("value", [0.0, 1e-3, math.nan, math.inf, 1e7])
 def test_nearby_has_nothing_for_zero_tiny_or_huge_values(value):
     assert nearby(value, 0.05) == []
