@@ -10,8 +10,9 @@ of them:
 * :mod:`cadsr_sklearn.snapping` tries the simple numbers a noisy constant lies
   near (:func:`nearby`), simplest first, and keeps one when the reward says the
   data cannot tell it from the fitted value. Powers of e are only e^k and
-  e^(k/2) there: with q up to 12 they lie a few percent apart everywhere, so a
-  noisy 0.0256 would always be "near" one (e^(−11/3)), which is no simpler.
+  e^(k/2) there, and multiples of π or 1/π have numerators up to 12: with q up
+  to 12 the powers lie a few percent apart everywhere, so a noisy 0.0256 would
+  always be "near" one (e^(−11/3)), and 1.80 near 17/(3π); neither is simpler.
 
 Each number carries a *cost*, the size of its denominator, plus one for a
 factor π (or 1/π) and two for a power of e: 2 before 5/3, π before π/2, 1/2
@@ -37,6 +38,7 @@ _MAX_DENOMINATOR = 12
 _PI_DIVISORS = (1, 2, 3, 4, 6, 8)
 _MAX_LOG = 4.0  # e^(p/q) for |p/q| <= 4 only
 _NEARBY_E_DENOMINATOR = 2  # e^k and e^(k/2) only, for noisy constants
+_NEARBY_PI_NUMERATOR = 12  # and p·π/q, p/(q·π) with |p| <= 12: 17/(3π) is not simple
 
 
 class SimpleNumber(NamedTuple):
@@ -47,22 +49,26 @@ class SimpleNumber(NamedTuple):
     cost: int
 
 
-def _closest(value: float, max_e_denominator: int = _MAX_DENOMINATOR) -> Iterator[SimpleNumber]:
-    """The non-zero simple number closest to ``value`` of every family and denominator."""
+def _closest(value: float, noisy: bool = False) -> Iterator[SimpleNumber]:
+    """The non-zero simple number closest to ``value`` of every family and denominator.
+
+    ``noisy`` narrows the families to what a noisy constant may be snapped to.
+    """
+    max_pi_numerator = _NEARBY_PI_NUMERATOR if noisy else math.inf
     for q in range(1, _MAX_DENOMINATOR + 1):
         p = round(value * q)
         if p:
             yield SimpleNumber(p / q, sympy.Rational(p, q), q)
     for q in _PI_DIVISORS:
         p = round(value * q / math.pi)
-        if p:
+        if p and abs(p) <= max_pi_numerator:
             yield SimpleNumber(p * math.pi / q, sympy.Rational(p, q) * sympy.pi, q + 1)
     for q in _PI_DIVISORS:
         p = round(value * q * math.pi)
-        if p:
+        if p and abs(p) <= max_pi_numerator:
             yield SimpleNumber(p / (q * math.pi), sympy.Rational(p, q) / sympy.pi, q + 1)
     if value > 0 and abs(math.log(value)) <= _MAX_LOG:
-        for q in range(1, max_e_denominator + 1):
+        for q in range(1, (_NEARBY_E_DENOMINATOR if noisy else _MAX_DENOMINATOR) + 1):
             p = round(math.log(value) * q)
             if p:
                 yield SimpleNumber(math.exp(p / q), sympy.exp(sympy.Rational(p, q)), q + 2)
@@ -92,14 +98,14 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
 def nearby(value: float, rtol: float) -> list[SimpleNumber]:
     """The non-zero simple numbers within ``rtol·|value|`` of ``value``, simplest first.
 
-    Integers, p/q with q ≤ 12, p·π/q and p/(q·π) with q in {1, 2, 3, 4, 6, 8},
-    e^k and e^(k/2) (|k| ≤ 4). Ties in cost go to the nearer number; each value appears once.
+    Integers, p/q with q ≤ 12, p·π/q and p/(q·π) with |p| ≤ 12 and q in {1, 2,
+    3, 4, 6, 8}, e^k and e^(k/2) (|k| ≤ 4). Ties in cost go to the nearer number; each value appears once.
     Empty for a value that is not finite or is larger than :data:`MAX_SNAPPED`.
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
         return []
     found: dict[float, SimpleNumber] = {}
-    for number in _closest(value, _NEARBY_E_DENOMINATOR):
+    for number in _closest(value, noisy=True):
         if abs(value - number.value) <= rtol * abs(value):
             kept = found.get(number.value)
             if kept is None or number.cost < kept.cost:

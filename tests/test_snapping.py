@@ -193,3 +193,8 @@ def test_the_estimator_keeps_the_formula_before_snapping_and_predicts_the_snappe
     assert plain.unsnapped_expression_ is plain.best_expression_
     assert plain.unsnapped_expression_.key == model.unsnapped_expression_.key
     assert not plain.best_expression_.fixed.any()
+
+
+def test_nearby_multiples_of_pi_have_small_numerators():
+    # 17/(3π) = 1.8038 is within 1 % of 1.81, but no simpler than it
+    assert all("pi" not in str(n.symbol) for n in nearby(1.81, 0.01))
