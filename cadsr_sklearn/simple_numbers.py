@@ -9,10 +9,11 @@ of them:
   with q ≤ 12): the same function, written as a reader would;
 * :mod:`cadsr_sklearn.snapping` tries the simple numbers a noisy constant lies
   near (:func:`nearby`), simplest first, and keeps one when the reward says the
-  data cannot tell it from the fitted value. Powers of e are only e^k and
-  e^(k/2) there, and multiples of π or 1/π have numerators up to 12: with q up
-  to 12 the powers lie a few percent apart everywhere, so a noisy 0.0256 would
-  always be "near" one (e^(−11/3)), and 1.80 near 17/(3π); neither is simpler.
+  data cannot tell it from the fitted value. The set is narrower there
+  (fractions p/q with q ≤ 6 or 8; p·π/q and p/(q·π) with |p| ≤ 4; e^k and
+  e^(k/2)): a denser one always holds a number within the noise of any value,
+  20/11 for 1.82, 11/(2π) for 1.75, e^(−11/3) for 0.0256, and none of those is
+  simpler than the value itself.
 
 Each number carries a *cost*, the size of its denominator, plus one for a
 factor π (or 1/π) and two for a power of e: 2 before 5/3, π before π/2, 1/2
@@ -37,8 +38,12 @@ MAX_SNAPPED = 1e6
 _MAX_DENOMINATOR = 12
 _PI_DIVISORS = (1, 2, 3, 4, 6, 8)
 _MAX_LOG = 4.0  # e^(p/q) for |p/q| <= 4 only
-_NEARBY_E_DENOMINATOR = 2  # e^k and e^(k/2) only, for noisy constants
-_NEARBY_PI_NUMERATOR = 12  # and p·π/q, p/(q·π) with |p| <= 12: 17/(3π) is not simple
+# Noisy constants are snapped to fewer numbers: p/q with q in 1..6 or 8, p·π/q and
+# p/(q·π) with |p| <= 4, e^k and e^(k/2). Denser sets always hold a number within the
+# noise of any value (20/11, 11/(2π), e^(-11/3)), and such a number is no simpler.
+_NEARBY_DENOMINATORS = (1, 2, 3, 4, 5, 6, 8)
+_NEARBY_PI_NUMERATOR = 4
+_NEARBY_E_DENOMINATOR = 2
 
 
 class SimpleNumber(NamedTuple):
@@ -55,7 +60,7 @@ def _closest(value: float, noisy: bool = False) -> Iterator[SimpleNumber]:
     ``noisy`` narrows the families to what a noisy constant may be snapped to.
     """
     max_pi_numerator = _NEARBY_PI_NUMERATOR if noisy else math.inf
-    for q in range(1, _MAX_DENOMINATOR + 1):
+    for q in _NEARBY_DENOMINATORS if noisy else range(1, _MAX_DENOMINATOR + 1):
         p = round(value * q)
         if p:
             yield SimpleNumber(p / q, sympy.Rational(p, q), q)
@@ -98,8 +103,9 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
 def nearby(value: float, rtol: float) -> list[SimpleNumber]:
     """The non-zero simple numbers within ``rtol·|value|`` of ``value``, simplest first.
 
-    Integers, p/q with q ≤ 12, p·π/q and p/(q·π) with |p| ≤ 12 and q in {1, 2,
-    3, 4, 6, 8}, e^k and e^(k/2) (|k| ≤ 4). Ties in cost go to the nearer number; each value appears once.
+    Integers, p/q with q in {2, 3, 4, 5, 6, 8}, p·π/q and p/(q·π) with |p| ≤ 4
+    and q in {1, 2, 3, 4, 6, 8}, and e^(k/2) with |k| ≤ 8 (e^k among them).
+    Ties in cost go to the nearer number; each value appears once.
     Empty for a value that is not finite or is larger than :data:`MAX_SNAPPED`.
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:

@@ -5,9 +5,9 @@ form with constants a little off, ``x1*x3/(x2*(x0 - 0.99647))`` for
 ``x1*x3/(x2*(x0 - 1))``, ``x0**2.00065`` for ``x0**2``. After the search, each
 fitted constant of τ* (and of the other formulas users choose from) is tried as
 a nearby simple number (:func:`cadsr_sklearn.simple_numbers.nearby`: integers,
-p/q, p·π/q, p/(q·π), e^k, e^(k/2), within ``rtol`` of it), held there as a *fixed literal*
-while the other constants are refitted, and the replacement is kept when the
-reward rises.
+p/q, p·π/q, p/(q·π), e^(k/2), within ``rtol`` of it), held there as a *fixed
+literal* while the other constants are refitted, and the replacement is kept
+when the reward rises.
 
 How the BIC counts a literal: it stays a node of the tree, but it is no longer a
 parameter the data were fitted with, so ``k`` (nodes + fitted constants) falls
