@@ -43,14 +43,6 @@ class UsageError(Exception):
 
 
 # ------------------------------------------------------------------ output
-def _round(expr, digits: int = 4):
-    """``expr`` with every float shown to ``digits`` significant digits."""
-    import sympy
-
-    expr = sympy.sympify(expr)
-    return expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)})
-
-
 def _pretty(expr) -> str:
     import sympy
 
@@ -58,7 +50,7 @@ def _pretty(expr) -> str:
         "utf8",
         "utf16",
     )
-    return sympy.pretty(_round(expr), use_unicode=unicode)
+    return sympy.pretty(expr, use_unicode=unicode)
 
 
 def _train_r2(model, loss: float) -> float | None:
@@ -69,25 +61,28 @@ def _train_r2(model, loss: float) -> float | None:
 
 
 def _print_formula(model) -> None:
+    from .display import DISPLAY_DIGITS
+
     print("Discovered formula:\n")
-    print(_pretty(model.expression_))
+    print(_pretty(model.sympy(precision=DISPLAY_DIGITS)))
     print(f"\nLaTeX:      {model.latex()}")
-    print(f"Complexity: {model.best_expression_.complexity}  (k = nodes + constants)")
+    print(f"Complexity: {model.best_expression_.complexity}  (k = nodes + fitted constants)")
 
 
 def _print_front(model) -> None:
+    from .display import formula_text
     from .plotting import front_rows  # no matplotlib needed
 
     rows = front_rows(model)
     with_r2 = _train_r2(model, 0.0) is not None
-    print("\nPareto front (* = chosen: the highest reward; training loss = MSE):")
+    print("\nPareto front (* = chosen by model_selection; training loss = MSE):")
     header = "      k  train MSE" + ("    train R²" if with_r2 else "") + "  formula"
     print(header)
     for row in rows:
         mark = "*" if row["selected"] else " "
         r2 = f"  {_train_r2(model, row['loss']):10.6f}" if with_r2 else ""
         print(
-            f"  {mark} {row['complexity']:3d}  {row['loss']:.3e}{r2}  {_round(row['equation'], 4)}"
+            f"  {mark} {row['complexity']:3d}  {row['loss']:.3e}{r2}  {formula_text(row)}"
         )
 
 

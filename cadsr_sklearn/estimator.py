@@ -21,9 +21,11 @@ from ._version import __version__
 from . import program
 from .constants import ConstantFitter
 from .constraints import Constraints
-from .expression import Expression, rounded_latex
+from .display import DISPLAY_DIGITS, check_precision, faithful_digits, round_floats, rounded_latex
+from .expression import Expression
 from .library import BINARY_OPERATORS, DEFAULT_BINARY, DEFAULT_UNARY, UNARY_OPERATORS, Library
 from .policy import Policy
+from .progress import Progress
 from .rewards import _valid_mean_square, make_reward
 from .sampler import Sampler
 from .simplification import simplest_equivalent
@@ -191,14 +193,23 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``False`` returns the sampled τ* as it is.
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
-        nearby simple numbers (integers, p/q, p·π/q, p/(q·π), e^k, e^(k/2),
-        within 5 %) when
+        nearby simple numbers (within 5 %: integers, p/q with q ≤ 6 or 8,
+        p·π/q and p/(q·π) with |p| ≤ 4, e^k and e^(k/2)) when
         that raises the reward, the other constants refitted (see
         :mod:`cadsr_sklearn.snapping`): on noisy data, ``x0 - 0.99647`` becomes
         ``x0 - 1`` when the data cannot tell them apart, and 0.426 stays where
         they can. A fixed literal is a node but no longer a parameter, so the
         BIC's ``k`` counts it once. Not in the paper; ``False`` keeps every
         constant as fitted.
+    model_selection : {"reward", "accuracy", "score"}, default="reward"
+        Which formula of the Pareto front :attr:`expression_`,
+        :attr:`best_expression_` and ``predict`` use: "reward" the one of
+        highest reward, the paper's τ* (the BIC's choice by default);
+        "accuracy" the one of lowest training loss; "score" PySR's rule, the
+        largest drop in log-loss per unit of complexity from the row before,
+        among the formulas whose loss is at most 1.5 times the lowest. Any row
+        can be used with ``index=`` in :meth:`predict`, :meth:`sympy` and
+        :meth:`latex`.
     simplify : bool, default=True
         Report each formula (:attr:`expression_`, ``equations_``) in the
         shortest SymPy form that predicts what its tree predicts on the training
@@ -224,7 +235,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     expression_ : sympy.Expr
-        The best formula τ* (highest reward seen), in the feature names;
+        The selected formula (``model_selection``; by default τ*, the highest
+        reward seen), in the feature names, its constants at full precision;
         with ``simplify``, its shortest form equal to it on the training rows.
     best_expression_ : Expression
         The same formula as a token tree with fitted constants (and the fixed
@@ -233,7 +245,14 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         τ* as the search and pruning left it, every constant as fitted, before
         snapping; the same as :attr:`best_expression_` when nothing was snapped.
     equations_ : pandas.DataFrame or list of dict
-        Pareto front of the hall of fame (complexity, loss, reward, equation).
+        The Pareto front of the hall of fame, simplest first: each row has a
+        strictly lower training loss than every row above it. Columns:
+        ``complexity`` (k), ``loss`` (training MSE), ``r2`` (training R²),
+        ``reward``, ``equation`` (SymPy, in the feature names, full precision),
+        ``formula`` (readable text: constants to 4 significant digits, or as
+        many as it takes to predict the same on the training rows, see
+        :mod:`cadsr_sklearn.display`), ``selected`` (the row
+        ``model_selection`` chose) and ``expression`` (the token tree).
     y_variance_ : float
         (Weighted) variance of the training targets; training R² of a front
         member is ``1 - loss / y_variance_``.
@@ -299,6 +318,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "patience": [Interval(Integral, 1, None, closed="left"), None],
         "prune": ["boolean"],
         "snap_constants": ["boolean"],
+        "model_selection": [StrOptions({"reward", "accuracy", "score"})],
         "simplify": ["boolean"],
         "device": [str, torch.device],
         "n_jobs": [
@@ -351,6 +371,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         patience=None,
         prune=True,
         snap_constants=True,
+        model_selection="reward",
         simplify=True,
         device="auto",
         n_jobs=None,
@@ -395,6 +416,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.patience = patience
         self.prune = prune
         self.snap_constants = snap_constants
+        self.model_selection = model_selection
         self.simplify = simplify
         self.device = device
         self.n_jobs = n_jobs
@@ -547,8 +569,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.
         program.warm_up()
-        progress = _Progress(self.n_epochs, self.verbose, y_variance, self._feature_names(),
-                             self.max_time)
+        progress = Progress(self.n_epochs, self.max_time, self.verbose, y_variance,
+                            self._feature_names(), X)
         try:
             # NumPy's BLAS on one thread too: its vectors here are one column
             # (np.dot over S rows), where waking a second thread costs more than
@@ -568,12 +590,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 "The search found no valid expression (every candidate was non-finite on the "
                 "training data). Try other operators, more epochs, or rescaling X and y."
             )
-        self.best_expression_ = result.best.expression
         self.unsnapped_expression_ = result.unsnapped.expression
-        front = result.hall_of_fame.pareto_front(keep=result.best)
-        self.equations_, self.expression_ = self._equations_table(front, result.best, X)
-        self.history_ = result.history
         self.y_variance_ = y_variance
+        front = result.hall_of_fame.pareto_front(keep=result.best)
+        self._set_front(front, result.best, X)
+        self.history_ = result.history
         self.n_epochs_ = result.n_epochs
         self.n_evaluations_ = result.n_evaluations
         self.stop_reason_ = result.stop_reason
@@ -584,11 +605,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """A constant target has the exact formula y = c; no search is needed."""
         library = Library(X.shape[1], (), ("neg",), use_constants=True, use_one=False)
         expr = Expression((library.const_id,), library, [float(y[0])])
-        self.best_expression_ = self.unsnapped_expression_ = expr
+        self.unsnapped_expression_ = expr
         best = Candidate(expr, math.inf, 0.0)
-        self.equations_, self.expression_ = self._equations_table([best], best, X)
-        self.history_ = []
         self.y_variance_ = 0.0
+        self._set_front([best], best, X)
+        self.history_ = []
         self.n_epochs_ = 0
         self.n_evaluations_ = 0
         self.stop_reason_ = "constant target"
@@ -610,30 +631,68 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             reference = expression.evaluate(X)
         return simplest_equivalent(formula, X, reference, [sympy.Symbol(n) for n in names])
 
-    def _equations_table(self, front: list[Candidate], best: Candidate, X: np.ndarray):
-        """``equations_`` for the Pareto ``front``, and the selected row's equation (``expression_``)."""
-        rows = [
-            {
+    def _set_front(self, front: list[Candidate], best: Candidate, X: np.ndarray) -> None:
+        """``equations_`` for the Pareto ``front``; the selected row's formula and tree."""
+        symbols = [sympy.Symbol(n) for n in self._feature_names()]
+        rows, digits = [], []
+        for c in front:
+            equation = self._formula(c.expression, X)
+            if rows and equation == rows[-1]["equation"]:
+                # one formula once: the simplest tree of it, unless the other is τ*
+                if c is not best:
+                    continue
+                rows.pop(), digits.pop()
+            with np.errstate(all="ignore"):
+                reference = c.expression.evaluate(X)
+            d = faithful_digits(equation, symbols, X, reference)
+            rows.append({
                 "complexity": c.complexity,
                 "loss": c.loss,
+                "r2": 1.0 - c.loss / self.y_variance_ if self.y_variance_ > 0 else math.nan,
                 "reward": c.reward,
-                "equation": self._formula(c.expression, X),
-                "selected": c.expression.key == best.expression.key,
+                "equation": equation,
+                "formula": str(round_floats(equation, d)),
+                "selected": False,
                 "expression": c.expression,
-            }
-            for c in front
-        ]
-        selected = next(r["equation"] for r in rows if r["selected"])
+            })
+            digits.append(d)
+        chosen = _select(rows, self.model_selection, best.expression)
+        rows[chosen]["selected"] = True
+        self._display_digits = digits
+        self.best_expression_ = rows[chosen]["expression"]
+        self.expression_ = rows[chosen]["equation"]
         try:
             import pandas as pd
         except ImportError:  # pandas is optional
-            return rows, selected
-        columns = ["complexity", "loss", "reward", "equation", "selected", "expression"]
-        return pd.DataFrame(rows, columns=columns), selected
+            self.equations_ = rows
+            return
+        self.equations_ = pd.DataFrame(rows, columns=list(rows[0]))
+
+    def _row(self, index: int | None) -> dict:
+        """Row ``index`` of ``equations_`` (the selected one when None), as a dict."""
+        check_is_fitted(self, "best_expression_")
+        rows = self.equations_
+        rows = rows if isinstance(rows, list) else rows.to_dict("records")
+        if index is None:
+            return next(r for r in rows if r["selected"])
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise TypeError(f"index must be an integer row of equations_, got {index!r}.")
+        if not -len(rows) <= index < len(rows):
+            raise IndexError(f"index {index} is out of range: equations_ has {len(rows)} rows.")
+        return rows[index]
+
+    def _digits(self, index: int | None, precision: int) -> int:
+        """Significant digits that show row ``index`` faithfully, at least ``precision``."""
+        rows = self.equations_
+        rows = rows if isinstance(rows, list) else rows.to_dict("records")
+        if index is None:
+            index = next(i for i, r in enumerate(rows) if r["selected"])
+        needed = getattr(self, "_display_digits", None)  # absent from older pickles
+        return precision if needed is None else max(precision, needed[index])
 
     # -------------------------------------------------------------- prediction
-    def predict(self, X) -> np.ndarray:
-        """Evaluate τ*'s tree (:attr:`best_expression_`) on ``X``, as it was scored.
+    def predict(self, X, index: int | None = None) -> np.ndarray:
+        """Evaluate the selected tree (:attr:`best_expression_`) on ``X``, as it was scored.
 
         :attr:`expression_` is the same function on the training rows (to
         round-off); off them, a rewrite made for reporting (a split log) may be
@@ -641,13 +700,21 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
         Rows where the formula is undefined (e.g. a log of a negative number
         outside the training domain) get NaN; no exception and no warning.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        index : int, optional
+            Row of :attr:`equations_` whose tree to evaluate instead (PySR's
+            convention; negative counts from the end).
         """
         check_is_fitted(self, "best_expression_")
+        expression = self.best_expression_ if index is None else self._row(index)["expression"]
         try:
             X = validate_data(self, X, dtype=np.float64, reset=False)
         except ValueError as err:
             raise _with_numeric_hint(err, X) from err
-        y = self.best_expression_.evaluate(X)
+        y = expression.evaluate(X)
         return np.where(np.isfinite(y), y, np.nan)
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -663,15 +730,29 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return -math.inf
         return float(r2_score(y, y_pred, sample_weight=sample_weight))
 
-    def sympy(self) -> sympy.Expr:
-        """The discovered formula as a SymPy expression."""
-        check_is_fitted(self, "expression_")
-        return self.expression_
+    def sympy(self, index: int | None = None, precision: int | None = None) -> sympy.Expr:
+        """The selected formula (or row ``index`` of :attr:`equations_`) as a SymPy expression.
 
-    def latex(self, precision: int = 4) -> str:
-        """The discovered formula in LaTeX, floats to ``precision`` significant digits."""
-        check_is_fitted(self, "expression_")
-        return rounded_latex(self.expression_, precision)
+        With ``precision``, its floats are rounded for reading: to ``precision``
+        significant digits, or as many more as it takes for the rounded form to
+        predict what the formula predicts on the training rows (see
+        :mod:`cadsr_sklearn.display`). By default they are exact.
+        """
+        equation = self._row(index)["equation"]
+        if precision is None:
+            return equation
+        return round_floats(equation, self._digits(index, check_precision(precision)))
+
+    def latex(self, precision: int = DISPLAY_DIGITS, index: int | None = None) -> str:
+        """The selected formula (or row ``index`` of :attr:`equations_`) in LaTeX.
+
+        Floats to ``precision`` significant digits, or as many more as it takes
+        for the shown formula to predict what the formula predicts on the
+        training rows (``1.0000061**rho - 0.9999896`` is never shown as
+        ``1.0^rho - 1.0``).
+        """
+        equation = self._row(index)["equation"]
+        return rounded_latex(equation, self._digits(index, check_precision(precision)))
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         saved = state.get("version_")
@@ -685,6 +766,23 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if "best_expression_" in state:
             state.setdefault("unsnapped_expression_", state["best_expression_"])
         super().__setstate__(state)
+
+
+def _select(rows: list[dict], rule: str, best: Expression) -> int:
+    """The row of the front that ``model_selection`` picks (see the estimator's docstring)."""
+    if rule == "accuracy":
+        return min(range(len(rows)), key=lambda i: (rows[i]["loss"], i))
+    if rule == "score":
+        floor = 1.5 * min(r["loss"] for r in rows)
+        tiny = np.finfo(float).tiny  # an exact fit's log-loss stays finite
+        scores = [0.0] + [
+            -(math.log(max(b["loss"], tiny)) - math.log(max(a["loss"], tiny)))
+            / (b["complexity"] - a["complexity"])
+            for a, b in zip(rows, rows[1:])
+        ]
+        return max((i for i, r in enumerate(rows) if r["loss"] <= floor),
+                   key=lambda i: (scores[i], -i))
+    return next(i for i, r in enumerate(rows) if r["expression"].key == best.key)
 
 
 def _training_mse(targets, y_pred: np.ndarray) -> float:
@@ -765,56 +863,3 @@ def _torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(previous)
-
-
-class _Progress:
-    """tqdm bar over epochs showing the best reward, R², complexity and formula."""
-
-    def __init__(self, total: int, verbose: int, y_variance: float, feature_names: list[str],
-                 max_time: float | None = None):
-        self.bar = None
-        self.n_epochs = total
-        self.max_time = max_time
-        self.last_time = 0.0
-        self.y_variance = y_variance
-        self.names = feature_names
-        if verbose:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, desc="CADSR", unit="epoch", leave=True)
-
-    def update(self, record: dict, best: Candidate | None) -> None:
-        if self.bar is None:
-            return
-        if self.max_time is not None:
-            # The bar ends where the first budget runs out: epochs, or the time left
-            # at the last epoch's pace (the search's own test, and past the warm-up).
-            done, elapsed = record["epoch"] + 1, record["time"]
-            pace = max(elapsed - self.last_time, 1e-9)
-            more = min(float(self.n_epochs), max(0.0, self.max_time - elapsed) / pace)
-            self.last_time = elapsed
-            self._set_total(min(self.n_epochs, done + int(more)))
-        self.bar.update(1)
-        self.show(best, refresh=False)
-
-    def _set_total(self, total: int) -> None:
-        self.bar.total = total
-        container = getattr(self.bar, "container", None)  # a Jupyter widget's fixed maximum
-        if container is not None:
-            for child in container.children:
-                if hasattr(child, "max"):
-                    child.max = total
-
-    def show(self, best: Candidate | None, refresh: bool = True) -> None:
-        if self.bar is None or best is None:
-            return
-        r2 = 1.0 - best.loss / self.y_variance if self.y_variance > 0 else float("nan")
-        self.bar.set_postfix_str(
-            f"reward={best.reward:.4g} R2={r2:.4f} k={best.complexity} "
-            f"y={best.expression.infix(self.names, 4)}",
-            refresh=refresh,
-        )
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()

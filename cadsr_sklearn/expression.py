@@ -18,7 +18,6 @@ fit leaves it alone, and the complexity ``k`` of the BIC does not count it.
 from __future__ import annotations
 
 import math
-import numbers
 from collections import deque
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -29,10 +28,11 @@ import sympy
 
 from . import program
 from .library import Library
+from .display import rounded_latex
 from .positions import tree_positions
 from .simple_numbers import snap_number
 
-__all__ = ["Expression", "Node", "evaluate_many", "is_complete", "rounded_latex", "sympy_complexity",
+__all__ = ["Expression", "Node", "evaluate_many", "is_complete", "sympy_complexity",
            "simplified_complexity"]
 
 @dataclass
@@ -516,32 +516,6 @@ def _sympy_number(value: float, exact: bool) -> sympy.Expr:
         if float(ratio) == value:
             return sympy.Rational(ratio.numerator, ratio.denominator)
     return sympy.Float(value)
-
-
-# LaTeX's special characters, escaped for text mode (symbol names that are not identifiers).
-_LATEX_TEXT = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$",
-               "%": r"\%", "&": r"\&", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
-
-
-def rounded_latex(expr: sympy.Expr, precision: int = 4) -> str:
-    """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits.
-
-    Symbols whose names are not Python identifiers (``"x 1"``, ``"a-b"``) are set
-    as one upright ``\\text{…}`` unit, LaTeX's special characters escaped.
-
-    Raises
-    ------
-    ValueError
-        If ``precision`` is not a positive integer.
-    """
-    if isinstance(precision, bool) or not isinstance(precision, numbers.Integral) or precision < 1:
-        raise ValueError(f"precision must be a positive integer, got {precision!r}.")
-    expr = expr.xreplace({f: sympy.Float(f, precision) for f in expr.atoms(sympy.Float)})
-    # SymPy typesets a name like "x 1" or "a-b" as bare letters (5 a-b x 1 reads as
-    # arithmetic); such names are set upright as text, one unit.
-    names = {s: r"\text{" + "".join(_LATEX_TEXT.get(ch, ch) for ch in s.name) + "}"
-             for s in expr.free_symbols if not s.name.isidentifier()}
-    return sympy.latex(expr, symbol_names=names)
 
 
 def sympy_complexity(expr: sympy.Expr) -> int:

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .display import formula_text
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -91,14 +93,6 @@ def front_rows(model) -> list[dict]:
 
 def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _formula_text(expr, digits: int = 4) -> str:
-    """A SymPy formula as text, its floats to ``digits`` significant digits."""
-    import sympy
-
-    expr = sympy.sympify(expr)
-    return str(expr.xreplace({f: sympy.Float(f, digits) for f in expr.atoms(sympy.Float)}))
 
 
 def training_r2(model, y=None) -> np.ndarray | None:
@@ -176,10 +170,10 @@ def plot_pareto_front(
             markersize=17,
             linestyle="none",
             zorder=3,
-            label="chosen (highest reward)",
+            label="chosen (model_selection)",
         )
         ax.annotate(
-            _short(_formula_text(rows[i]["equation"], 4), 45),
+            _short(formula_text(rows[i]), 45),
             (k[i], shown[i]),
             xytext=(10, 10),
             textcoords="offset points",
@@ -248,7 +242,7 @@ def _draw_table(ax: "Axes", rows: list[dict]) -> None:
         cells = (
             f"{row['complexity']}",
             f"{row['loss']:.3e}",
-            _short(_formula_text(row["equation"], 4), 85),
+            _short(formula_text(row), 85),
         )
         for (x, _, align, shift), text in zip(columns, cells, strict=True):
             ax.text(
@@ -396,7 +390,7 @@ def plot_predicted_vs_true(
         fontsize=8.5,
         bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"),
     )
-    formula = _formula_text(model.expression_, 4)
+    formula = formula_text(next(r for r in _rows(model.equations_) if r["selected"]))
     ax.set_title(title if title is not None else _short(f"ŷ = {formula}", 60), fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     return fig

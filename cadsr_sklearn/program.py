@@ -713,7 +713,6 @@ def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
 
     The lowest cost wins; an exact fit ends the search.
     """
-    P = starts.shape[1]
     bases, numbers = _exponents(ops, args)
     every = _variant(ops, args, fixed)
     y_try = np.empty_like(y_best)

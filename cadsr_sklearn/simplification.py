@@ -37,6 +37,7 @@ from functools import partial
 import numpy as np
 import sympy
 
+from .display import sympy_values
 from .expression import sympy_complexity
 from .simple_numbers import snap_number
 
@@ -156,18 +157,14 @@ def simplest_equivalent(
     reference = np.asarray(reference, dtype=np.float64)
     if not np.all(np.isfinite(reference)):
         return expr
-    # Dummies, not real Symbols of the same names: in the code lambdify writes, a
-    # feature called ``pi`` or ``sin`` would shadow SymPy's.
+    # Real features: sqrt(x**4) = x**2 needs it (sympy_values takes them as real too)
     real = [sympy.Dummy(s.name, real=True) for s in symbols]
     to_real = dict(zip(symbols, real))
     to_plain = dict(zip(real, symbols))
-    columns = [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
 
     def matches(candidate: sympy.Expr) -> bool:
         try:
-            with np.errstate(all="ignore"):
-                f = sympy.lambdify(real, candidate, modules="numpy")
-                return round_off_equal(f(*columns), reference)
+            return round_off_equal(sympy_values(candidate, real, X), reference)
         except Exception:  # noqa: BLE001 - a form NumPy cannot evaluate is simply not kept
             return False
 

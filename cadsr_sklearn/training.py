@@ -327,12 +327,14 @@ def run_search(
     config: TrainingConfig,
     exact_loss: float,
     generator: torch.Generator,
-    on_epoch: Callable[[dict, Candidate | None], None] | None = None,
+    on_epoch: Callable[[dict, "SearchResult"], None] | None = None,
 ) -> SearchResult:
     """Run appendix Algorithm 4 until a stopping rule fires; Ctrl-C stops it cleanly.
 
     ``exact_loss`` is the training MSE at or below which τ* is an exact fit:
     the search stops there ("tol"), and pruning keeps the answer within it.
+    ``on_epoch(record, result)`` is called after every epoch with its record
+    of ``history`` and the result so far (τ*, the hall of fame).
     """
     # The budget's clock starts before the optimizer: the first Adam of a process
     # imports torch._dynamo, which takes seconds on a slow machine.
@@ -412,7 +414,7 @@ def run_search(
             }
             result.history.append(record)
             if on_epoch is not None:
-                on_epoch(record, result.best)
+                on_epoch(record, result)
 
             stop = _stop_reason(config, result, now - start, epoch_seconds, epoch - last_improvement, exact_loss)
             if stop:

@@ -19,7 +19,9 @@ import joblib
 import numpy as np
 import pytest
 
-from cadsr_sklearn import CADSRRegressor, constants, estimator, sampler, training
+import sympy
+
+from cadsr_sklearn import CADSRRegressor, constants, progress, sampler, training
 
 FAST = dict(batch_size=64, ff_dim=32, max_length=14, steps_per_epoch=2, learning_rate=1e-3,
             device="cpu", random_state=0)
@@ -86,8 +88,8 @@ def _interrupt_on_call(monkeypatch, owner, name, call):
 def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch, owner, name):
     X, y = hard
     closed = []
-    original_close = estimator._Progress.close
-    monkeypatch.setattr(estimator._Progress, "close", lambda self: (closed.append(True), original_close(self)))
+    original_close = progress.Progress.close
+    monkeypatch.setattr(progress.Progress, "close", lambda self: (closed.append(True), original_close(self)))
     _interrupt_on_call(monkeypatch, owner, name, call=3)
     model = CADSRRegressor(n_epochs=100, verbose=1, **FAST).fit(X, y)
     assert model.interrupted_ and model.stop_reason_ == "interrupted"
@@ -110,24 +112,64 @@ def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
     X, y = hard
     CADSRRegressor(n_epochs=2, verbose=1, **FAST).fit(X, y)
     last = capsys.readouterr().err.strip().split("\r")[-1]
-    assert "y=(x0 + x1)" in last
+    assert "y = x0 + x1" in last
 
 
-def test_progress_bar_total_is_the_first_budget_to_run_out():
-    progress = estimator._Progress(1000, 1, 1.0, ["x0"], max_time=10.0)
+def _result(best=None):
+    from cadsr_sklearn.training import HallOfFame, SearchResult
+
+    return SearchResult(best=best, hall_of_fame=HallOfFame())
+
+
+def test_progress_bar_measures_the_budget_used_and_never_goes_back():
+    bar = progress.Progress(1000, 10.0, 1, 1.0, ["x0"], np.zeros((1, 1)))
     try:
-        progress.update({"epoch": 0, "time": 1.0}, None)  # warm-up: 9 s left at 1 s/epoch
-        assert progress.bar.total == 1 + 9
-        progress.update({"epoch": 1, "time": 1.5}, None)  # 8.5 s left at 0.5 s/epoch
-        assert progress.bar.total == 2 + 17
-        progress.update({"epoch": 2, "time": 1.5 + 1e-12}, None)  # never past n_epochs
-        assert progress.bar.total == 1000
+        shown = []
+        # a slow warm-up epoch, then fast ones, then an epoch budget nearly spent
+        for epoch, seconds in [(0, 1.0), (1, 1.5), (2, 1.6), (3, 1.6), (899, 5.0), (999, 6.0)]:
+            bar.update({"epoch": epoch, "time": seconds}, _result())
+            shown.append(bar.bar.n)
+        assert bar.bar.total == 1000
+        assert shown == sorted(shown)  # never backwards
+        assert shown[0] == 100  # 1 s of 10
+        assert shown[-1] == 1000  # the epochs ran out first
     finally:
-        progress.close()
-    huge = estimator._Progress(5, 1, 1.0, ["x0"], max_time=1e308)  # no overflow
-    huge.update({"epoch": 0, "time": 0.0}, None)
-    assert huge.bar.total == 5
+        bar.close()
+    huge = progress.Progress(5, 1e308, 1, 1.0, ["x0"], np.zeros((1, 1)))  # no overflow
+    huge.update({"epoch": 0, "time": 0.0}, _result())
+    assert huge.bar.n == 200
     huge.close()
+
+
+def test_progress_line_fits_an_80_column_terminal_and_shows_the_formula(hard, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    X, y = hard
+    CADSRRegressor(n_epochs=2, verbose=1, **FAST).fit(X, y)
+    frames = [f for f in capsys.readouterr().err.replace("\n", "\r").split("\r") if f.strip()]
+    assert all(len(f) <= 80 for f in frames)
+    assert "y = " in frames[-1] and "R2=" in frames[-1]
+
+
+def test_progress_shows_faithful_constants():
+    from cadsr_sklearn.expression import Expression
+    from cadsr_sklearn.library import Library
+
+    lib = Library(1)
+    X = np.linspace(0.5, 2.0, 50)[:, None]
+    # 1.0000061**x0 - 0.9999896: four digits would show 1.0**x0 - 1.0, identically 0
+    tree = Expression.from_names(["sub", "pow", "c", "x0", "c"], lib, [1.0000061, 0.9999896],
+                                 order="prefix")
+    shown = progress.Progress(5, None, 0, 1.0, ["x0"], X).formula(tree)
+    values = sympy.lambdify(sympy.Symbol("x0"), sympy.sympify(shown))(X[:, 0])
+    reference = tree.evaluate(X)
+    assert np.max(np.abs(values - reference)) <= 1e-4 * np.max(np.abs(reference))
+
+
+def test_verbose_2_prints_the_front_as_a_table(hard, capsys):
+    X, y = hard
+    CADSRRegressor(n_epochs=2, verbose=2, **FAST).fit(X, y)
+    err = capsys.readouterr().err
+    assert "formula" in err and "R2" in err
 
 
 def test_ctrl_c_before_the_first_epoch_ends_propagates(hard, monkeypatch):
@@ -153,7 +195,7 @@ def _run_and_interrupt(argv, cwd, stderr_path, after_first_epoch_s=1.0, timeout=
                                 preexec_fn=_default_sigint)
         try:
             deadline = time.monotonic() + timeout
-            while "reward=" not in Path(stderr_path).read_text():  # the bar after epoch 1
+            while "R2=" not in Path(stderr_path).read_text():  # the bar after epoch 1
                 assert proc.poll() is None, Path(stderr_path).read_text()
                 assert time.monotonic() < deadline, "no epoch finished in time"
                 time.sleep(0.1)

@@ -363,7 +363,7 @@ def test_latex_rounds_floats():
     assert expr.latex() == "3.142 x_{0}"
     assert expr.latex(precision=2) == "3.1 x_{0}"
     # names that are not identifiers are one upright unit, LaTeX specials escaped
-    from cadsr_sklearn.expression import rounded_latex
+    from cadsr_sklearn.display import rounded_latex
 
     a, b, x1 = sympy.Symbol("x 1"), sympy.Symbol("50%&"), sympy.Symbol("x1")
     assert rounded_latex(2 * a * b + x1) == r"2 \text{50\%\&} \text{x 1} + x_{1}"

@@ -48,7 +48,7 @@ def test_pareto_front_marks_the_chosen_model(fitted):
     assert stars[0].get_xdata()[0] == chosen["complexity"]
     assert stars[0].get_ydata()[0] == pytest.approx(chosen["loss"])
     labels = {t.get_text() for t in ax.texts}
-    assert any(plotting._formula_text(chosen["equation"], 4)[:12] in text for text in labels)
+    assert any(chosen["formula"][:12] in text for text in labels)
 
 
 def test_front_rows_are_sorted_and_mark_the_chosen_formula(fitted):

@@ -1,0 +1,184 @@
+"""Formulas for people: rounded constants that never change what a formula means.
+
+A fitted formula holds 17-digit floats; people read four. But rounding can
+change a formula's meaning: ``1.0000061**rho - 0.9999896`` shown to four digits
+is ``1.0**rho - 1.0``, identically zero. So a displayed form here is *faithful*:
+its constants carry as many significant digits as it takes (four at least) for
+it to predict, on the training rows, what the formula predicts there, to within
+:data:`DISPLAY_RTOL` of the largest prediction. Every displayed form of the
+estimator (``equations_["formula"]``, :meth:`~cadsr_sklearn.CADSRRegressor.latex`,
+:meth:`~cadsr_sklearn.CADSRRegressor.sympy` with ``precision``, the progress bar,
+``cadsr show``, the plots) is made so.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+import sympy
+
+__all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits", "formula_text",
+           "round_floats", "rounded_latex", "sympy_values"]
+
+DISPLAY_RTOL = 1e-3
+"""A displayed form may move no training prediction by more than this times the largest |ŷ|."""
+
+DISPLAY_DIGITS = 4
+"""Significant digits shown when they are enough."""
+
+_MAX_DIGITS = 17  # float64's round-trip precision: always faithful
+
+
+def check_precision(precision) -> int:
+    """``precision`` as an int; ``ValueError`` unless it is a positive integer."""
+    if isinstance(precision, bool) or not isinstance(precision, numbers.Integral) or precision < 1:
+        raise ValueError(f"precision must be a positive integer, got {precision!r}.")
+    return int(precision)
+
+
+def _decimal(value: float, digits: int) -> str:
+    """``value`` written to ``digits`` significant digits."""
+    return f"{value:.{digits}g}"
+
+
+def round_floats(expr: sympy.Expr, digits: int) -> sympy.Expr:
+    """``expr`` with every float to ``digits`` significant digits (integers, π, … untouched).
+
+    Each float becomes the decimal number it is shown as, so what the rounded
+    form evaluates to is what a reader of it computes.
+    """
+    return expr.xreplace({f: sympy.Float(_decimal(float(f), digits), digits)
+                          for f in expr.atoms(sympy.Float)})
+
+
+def _lambdified(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], parameters=()):
+    """NumPy function of (one column per symbol, *parameters) computing ``expr``, features real."""
+    # Dummies, not Symbols of the same names: in the code lambdify writes, a feature
+    # called ``pi`` or ``sin`` would shadow SymPy's.
+    real = [sympy.Dummy(s.name, real=True) for s in symbols]
+    return sympy.lambdify([*real, *parameters], expr.xreplace(dict(zip(symbols, real))),
+                          modules="numpy")
+
+
+def _real_values(values, n: int) -> np.ndarray:
+    values = np.asarray(values)
+    if np.iscomplexobj(values) or values.dtype == object:
+        raise ValueError("the formula is not real-valued on these rows")
+    return np.broadcast_to(values.astype(np.float64), (n,))
+
+
+def _columns(X: np.ndarray) -> list[np.ndarray]:
+    return [np.ascontiguousarray(X[:, j], dtype=np.float64) for j in range(X.shape[1])]
+
+
+def sympy_values(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], X: np.ndarray) -> np.ndarray:
+    """``expr`` evaluated with NumPy on the rows of ``X`` (one column per symbol), shape (n,).
+
+    The features are taken as real; a value that is complex or not a number
+    raises ``ValueError``. No warning escapes.
+    """
+    with np.errstate(all="ignore"):
+        return _real_values(_lambdified(expr, symbols)(*_columns(X)), X.shape[0])
+
+
+def _agrees(values: np.ndarray, reference: np.ndarray, rtol: float) -> bool:
+    """Same rows finite, and every finite value within ``rtol`` of the largest |reference|."""
+    finite = np.isfinite(reference)
+    if not np.array_equal(np.isfinite(values), finite):
+        return False
+    scale = float(np.max(np.abs(reference[finite]), initial=0.0))
+    return bool(np.max(np.abs(values[finite] - reference[finite]), initial=0.0) <= rtol * scale)
+
+
+def faithful_digits(
+    expr: sympy.Expr,
+    symbols: Sequence[sympy.Symbol],
+    X: np.ndarray,
+    reference: np.ndarray | None = None,
+    digits: int = DISPLAY_DIGITS,
+    rtol: float = DISPLAY_RTOL,
+) -> int:
+    """The fewest significant digits, at least ``digits``, at which ``expr`` still means itself.
+
+    Parameters
+    ----------
+    expr : sympy.Expr
+        A formula in ``symbols``.
+    symbols : sequence of sympy.Symbol
+        One per column of ``X``.
+    X : ndarray of shape (n_samples, n_features)
+        The rows the displayed form must agree on (the training rows).
+    reference : ndarray of shape (n_samples,), optional
+        What the formula predicts there (the tree's output); by default ``expr``
+        evaluated at full precision.
+    digits : int, default=DISPLAY_DIGITS
+    rtol : float, default=DISPLAY_RTOL
+        Agreement wanted: every finite prediction within ``rtol`` times the
+        largest, and the same rows finite.
+
+    Returns
+    -------
+    int
+        ``digits`` when the formula holds no float; 17 (float64's round-trip
+        precision) when nothing shorter agrees: the floats are then shown as
+        they are.
+    """
+    floats = sorted(expr.atoms(sympy.Float), key=float)
+    if not floats:
+        return digits
+    X = np.asarray(X, dtype=np.float64)
+    values = [float(f) for f in floats]
+    parameters = [sympy.Dummy() for _ in floats]
+    try:
+        # one compiled function, called with the floats rounded to each number of digits
+        f = _lambdified(expr.xreplace(dict(zip(floats, parameters))), symbols, parameters)
+        columns = _columns(X)
+        with np.errstate(all="ignore"):
+            if reference is None:
+                reference = _real_values(f(*columns, *values), X.shape[0])
+            reference = np.asarray(reference, dtype=np.float64)
+            for d in range(digits, _MAX_DIGITS):
+                rounded = [float(_decimal(v, d)) for v in values]
+                if _agrees(_real_values(f(*columns, *rounded), X.shape[0]), reference, rtol):
+                    return d
+    except Exception:  # noqa: BLE001 - a form NumPy cannot evaluate: show every digit
+        pass
+    return _MAX_DIGITS
+
+
+def formula_text(row: dict) -> str:
+    """The readable text of a row of ``equations_``: its faithful ``formula``.
+
+    Rows of models saved before that column existed show their equation to
+    :data:`DISPLAY_DIGITS` digits.
+    """
+    text = row.get("formula")
+    if isinstance(text, str):
+        return text
+    return str(round_floats(sympy.sympify(row["equation"]), DISPLAY_DIGITS))
+
+
+# LaTeX's special characters, escaped for text mode (symbol names that are not identifiers).
+_LATEX_TEXT = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$": r"\$",
+               "%": r"\%", "&": r"\&", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
+
+
+def rounded_latex(expr: sympy.Expr, precision: int = DISPLAY_DIGITS) -> str:
+    """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits.
+
+    Symbols whose names are not Python identifiers (``"x 1"``, ``"a-b"``) are set
+    as one upright ``\\text{…}`` unit, LaTeX's special characters escaped.
+
+    Raises
+    ------
+    ValueError
+        If ``precision`` is not a positive integer.
+    """
+    expr = round_floats(expr, check_precision(precision))
+    # SymPy typesets a name like "x 1" or "a-b" as bare letters (5 a-b x 1 reads as
+    # arithmetic); such names are set upright as text, one unit.
+    names = {s: r"\text{" + "".join(_LATEX_TEXT.get(ch, ch) for ch in s.name) + "}"
+             for s in expr.free_symbols if not s.name.isidentifier()}
+    return sympy.latex(expr, symbol_names=names)

@@ -1,0 +1,114 @@
+"""What the user sees: faithful rounding, the Pareto front table, choosing a row of it."""
+
+import numpy as np
+import pytest
+import sympy
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.display import (DISPLAY_RTOL, faithful_digits, formula_text, round_floats,
+                                   sympy_values)
+
+rho = sympy.Symbol("rho")
+FAST = dict(batch_size=100, ff_dim=32, random_state=0, device="cpu", n_jobs=1)
+
+
+def _agrees(text_or_expr, symbols, X, reference, rtol=DISPLAY_RTOL):
+    shown = sympy.sympify(text_or_expr, locals={s.name: s for s in symbols})
+    values = sympy_values(shown, symbols, X)
+    return np.max(np.abs(values - reference)) <= rtol * np.max(np.abs(reference))
+
+
+# ------------------------------------------------------------------ faithful rounding
+def test_a_form_that_rounding_would_zero_gets_the_digits_it_needs():
+    X = np.linspace(0.5, 3.0, 40)[:, None]
+    found = sympy.Float(1.0000061) ** rho - sympy.Float(0.9999896)
+    reference = sympy_values(found, [rho], X)
+    assert not _agrees(round_floats(found, 4), [rho], X, reference)  # 1.0**rho - 1.0 = 0
+    digits = faithful_digits(found, [rho], X, reference)
+    assert digits > 4
+    assert _agrees(round_floats(found, digits), [rho], X, reference)
+    assert not _agrees(round_floats(found, digits - 1), [rho], X, reference)
+
+
+def test_four_digits_when_they_are_enough_and_none_without_floats():
+    X = np.linspace(0.5, 3.0, 40)[:, None]
+    assert faithful_digits(sympy.Float(2.123456789) * rho, [rho], X) == 4
+    assert faithful_digits(2 * rho + sympy.pi, [rho], X) == 4
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_displayed_form_predicts_what_the_tree_predicts(seed):
+    # property: on the training rows, formula, latex and sympy(precision=...) all mean the tree
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.5, 2.0, (120, 2))
+    y = rng.uniform(0.5, 2.0) ** X[:, 0] * X[:, 1] + rng.normal(0, 0.01, 120)
+    model = CADSRRegressor(n_epochs=3, **{**FAST, "random_state": seed}).fit(X, y)
+    symbols = sympy.symbols("x0 x1")
+    rows = model.equations_.to_dict("records")
+    for i, row in enumerate(rows):
+        reference = model.predict(X, index=i)
+        assert _agrees(row["formula"], symbols, X, reference)
+        assert _agrees(model.sympy(index=i, precision=2), symbols, X, reference)
+        # the LaTeX shows that same faithful form
+        assert model.latex(precision=2, index=i) == sympy.latex(model.sympy(index=i, precision=2))
+
+
+# ------------------------------------------------------------------ the front
+@pytest.fixture(scope="module")
+def model():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2.0, (200, 2))
+    y = 2 * X[:, 0] + X[:, 1] ** 2 + rng.normal(0, 0.05, 200)
+    return CADSRRegressor(n_epochs=5, **FAST).fit(X, y), X
+
+
+def test_the_front_is_strict_and_has_the_columns_people_read(model):
+    model, X = model
+    table = model.equations_
+    assert list(table.columns) == ["complexity", "loss", "r2", "reward", "equation", "formula",
+                                   "selected", "expression"]
+    assert np.all(np.diff(table["complexity"]) > 0)
+    assert np.all(np.diff(table["loss"]) < 0)  # each larger formula buys a lower loss
+    assert len(set(map(str, table["equation"]))) == len(table)  # each formula once
+    np.testing.assert_allclose(table["r2"], 1 - table["loss"] / model.y_variance_)
+    assert table["selected"].sum() == 1
+    assert all(isinstance(f, str) and f == formula_text(r) for f, r in
+               zip(table["formula"], table.to_dict("records")))
+
+
+def test_index_picks_a_row_of_the_front(model):
+    model, X = model
+    rows = model.equations_.to_dict("records")
+    for i, row in enumerate(rows):
+        np.testing.assert_array_equal(model.predict(X, index=i), row["expression"].evaluate(X))
+        assert model.sympy(index=i) == row["equation"]
+    assert model.sympy(index=-1) == rows[-1]["equation"]
+    chosen = next(r for r in rows if r["selected"])
+    assert model.sympy() == chosen["equation"] == model.expression_
+    with pytest.raises(IndexError, match="out of range"):
+        model.predict(X, index=len(rows))
+    with pytest.raises(TypeError, match="integer"):
+        model.latex(index="best")
+    with pytest.raises(ValueError, match="precision"):
+        model.latex(precision=0)
+
+
+@pytest.mark.parametrize("rule", ["reward", "accuracy", "score"])
+def test_model_selection_picks_the_row_its_rule_names(rule):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2.0, (200, 2))
+    y = 2 * X[:, 0] + X[:, 1] ** 2 + rng.normal(0, 0.05, 200)
+    model = CADSRRegressor(n_epochs=5, model_selection=rule, **FAST).fit(X, y)
+    table = model.equations_
+    chosen = int(np.flatnonzero(table["selected"])[0])
+    if rule == "reward":
+        assert chosen == int(np.argmax(table["reward"]))
+    elif rule == "accuracy":
+        assert chosen == int(np.argmin(table["loss"]))
+    else:
+        loss, k = np.asarray(table["loss"]), np.asarray(table["complexity"])
+        score = np.r_[0.0, -np.diff(np.log(loss)) / np.diff(k)]
+        eligible = loss <= 1.5 * loss.min()
+        assert chosen == int(np.flatnonzero(eligible)[np.argmax(score[eligible])])
+    assert model.best_expression_ is table["expression"][chosen]
+    np.testing.assert_array_equal(model.predict(X), table["expression"][chosen].evaluate(X))
