@@ -60,6 +60,17 @@ def _train_r2(model, loss: float) -> float | None:
     return 1.0 - loss / variance
 
 
+def _print_symbols(model) -> None:
+    """Which symbol stands for which column, where a column name is not one."""
+    symbols = getattr(model, "symbol_names_", None)
+    names = getattr(model, "feature_names_in_", None)
+    if symbols is None or names is None:
+        return
+    renamed = [f"{s} = {str(n)!r}" for s, n in zip(symbols, names) if s != str(n)]
+    if renamed:
+        print(f"Symbols:    {', '.join(renamed)}  (column names that cannot be symbols)")
+
+
 def _print_formula(model) -> None:
     from .display import DISPLAY_DIGITS
 
@@ -307,7 +318,7 @@ def _numeric(df, path: str):
     if not finite.all():
         rows, cols = np.nonzero(~finite)
         where = ", ".join(
-            f"row {r + 2} column {df.columns[c]!r}"
+            f"data row {r + 1} (line {r + 2} of the file) column {df.columns[c]!r}"
             for r, c in list(zip(rows, cols, strict=True))[:3]
         )
         more = " …" if len(rows) > 3 else ""
@@ -360,6 +371,15 @@ def _check_plot_folder(path: str) -> None:
         raise UsageError(f"{path}: is a file; --plots takes a folder")
 
 
+def _split(X, y, fraction: float, seed: int):
+    """(X_train, X_held_out, y_train, y_held_out): a seeded split, ``fraction`` held out."""
+    from sklearn.model_selection import train_test_split
+
+    if round(fraction * len(y)) < 1 or round((1 - fraction) * len(y)) < 1:
+        raise UsageError(f"--validation {fraction:g} leaves no rows on one side of {len(y)}")
+    return train_test_split(X, y, test_size=fraction, random_state=seed)
+
+
 def _hidden_params(args) -> dict:
     params = {}
     if getattr(args, "epochs", None) is not None:
@@ -370,12 +390,73 @@ def _hidden_params(args) -> dict:
 
 
 # ------------------------------------------------------------------- fit
+def _data_path(args) -> str:
+    """The data file, wherever on the line it was given.
+
+    ``--unary`` and ``--binary`` take every word after them, so ``cadsr fit
+    --unary sin cos data.csv`` hands the file to ``--unary``: a word there that is
+    no operator but an existing file is taken as the data.
+    """
+    from .library import BINARY_OPERATORS, UNARY_OPERATORS
+
+    if args.data is not None and args.data_option is not None:
+        raise UsageError(f"two data files: {args.data} and --data {args.data_option}; give one")
+    if args.data is not None or args.data_option is not None:
+        return args.data if args.data is not None else args.data_option
+    for option, known in (("unary", UNARY_OPERATORS), ("binary", BINARY_OPERATORS)):
+        words = getattr(args, option) or []
+        files = [w for w in words if w not in known and Path(w).is_file()]
+        if len(files) == 1 and words[-1] == files[0]:
+            setattr(args, option, words[:-1])
+            return files[0]
+    raise UsageError(
+        "no data file: give it first (cadsr fit DATA.csv --target y --unary sin cos) or with "
+        "--data DATA.csv; --unary and --binary take every word after them"
+    )
+
+
+def _params(pairs: list[str]) -> dict:
+    """``--param KEY=VALUE`` options as estimator parameters (VALUE a Python literal, else text)."""
+    import ast
+
+    from .estimator import CADSRRegressor
+
+    known = CADSRRegressor().get_params()
+    params = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise UsageError(f"--param {pair!r}: expected KEY=VALUE, e.g. --param alpha=2.5")
+        if key not in known:
+            raise UsageError(f"--param {key}: not a CADSRRegressor parameter; "
+                             f"choose from {' '.join(sorted(known))}")
+        try:
+            params[key] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            params[key] = text.strip()
+    return params
+
+
+def _features(df, args, path: str):
+    """The feature columns: ``--columns`` or all but the target, less ``--drop``."""
+    for name in [*(args.columns or ()), *args.drop]:
+        if name not in df.columns:
+            raise UsageError(f"{path}: no column {name!r}; the columns are {list(df.columns)}")
+    if args.target in (args.columns or ()):
+        raise UsageError(f"--columns: {args.target!r} is the target")
+    columns = list(args.columns) if args.columns else [c for c in df.columns if c != args.target]
+    return [c for c in columns if c not in set(args.drop)]
+
+
 def _cmd_fit(args) -> int:
+    args.data = _data_path(args)
     df = _read_table(args.data)
     if args.target not in df.columns:
         raise UsageError(
             f"{args.data}: no column {args.target!r}; the columns are {list(df.columns)}"
         )
+    df = df[[*_features(df, args, args.data), args.target]]
     unnamed = [i + 1 for i, c in enumerate(df.columns) if not c]
     if unnamed:
         raise UsageError(
@@ -396,32 +477,39 @@ def _cmd_fit(args) -> int:
 
     from .estimator import CADSRRegressor
 
-    params = dict(
-        max_time=args.max_time,
-        random_state=args.seed,
-        device=args.device,
-        verbose=1,
-        **_hidden_params(args),
-    )
+    params = dict(max_time=args.max_time, random_state=args.seed, device=args.device, verbose=1)
+    for option, name in (("n_epochs", "n_epochs"), ("batch_size", "batch_size"),
+                         ("patience", "patience"), ("n_jobs", "n_jobs")):
+        if getattr(args, option) is not None:
+            params[name] = getattr(args, option)
     if args.binary is not None:
         params["binary_operators"] = tuple(args.binary)
     if args.unary is not None:
         params["unary_operators"] = tuple(args.unary)
+    params.update(_params(args.param))  # last: --param overrides the options above
+    held_out = None
+    if args.validation is not None:
+        X, held_out, y, y_held_out = _split(X, y, args.validation, args.seed)
     print(
-        f"Fitting {args.target} from {list(X.columns)} ({len(df)} rows) for up to "
-        f"{args.max_time:g} s on {device} ..."
+        f"Fitting {args.target} from {list(X.columns)} ({len(y)} rows"
+        + (f", {len(held_out)} held out" if held_out is not None else "")
+        + f") for up to {params['max_time']:g} s on {device} ..."
     )
-    model = CADSRRegressor(**params)
-    start = time.perf_counter()
     try:
+        model = CADSRRegressor(**params)
+        start = time.perf_counter()
         model.fit(X, y)
-    except ValueError as err:  # anything the estimator rejects that the checks above missed
+    except (ValueError, TypeError) as err:  # what the estimator rejects that the checks missed
         raise UsageError(str(err).splitlines()[0]) from None
     seconds = time.perf_counter() - start
     print()
     _print_formula(model)
+    _print_symbols(model)
     if len(y) > 1:  # R² needs at least two rows
         print(f"Training R²: {model.score(X, y):.6f}")
+    if held_out is not None and len(y_held_out) > 1:
+        print(f"Held-out R²: {model.score(held_out, y_held_out):.6f}  "
+              f"({len(y_held_out)} rows, --validation {args.validation:g})")
     _print_run(model, seconds)
     _print_front(model)
     joblib.dump(model, args.out)
@@ -459,7 +547,7 @@ def _load_model(path: str):
 
 def _cmd_predict(args) -> int:
     model = _load_model(args.model)
-    df = _read_table(args.data)
+    table = df = _read_table(args.data)
     names = [str(n) for n in getattr(model, "feature_names_in_", [])]
     if names:
         missing = [n for n in names if n not in df.columns]
@@ -477,12 +565,17 @@ def _cmd_predict(args) -> int:
     if args.out:
         _check_writable(args.out)
     try:
-        pred = model.predict(df if names else df.to_numpy(dtype=np.float64))
-    except ValueError as err:
+        pred = model.predict(df if names else df.to_numpy(dtype=np.float64), index=args.index)
+    except (ValueError, IndexError) as err:
         raise UsageError(str(err).splitlines()[0]) from None
     import pandas as pd
 
-    out = pd.DataFrame({"prediction": pred})
+    if args.keep_columns:
+        if "prediction" in table.columns:
+            raise UsageError(f"{args.data}: already has a column 'prediction'")
+        out = table.assign(prediction=pred)
+    else:
+        out = pd.DataFrame({"prediction": pred})
     n_nan = int(np.isnan(pred).sum())
     if args.out:
         out.to_csv(args.out, index=False)
@@ -506,6 +599,7 @@ def _cmd_show(args) -> int:
     _print_formula(model)
     _print_run(model)
     print(f"Features:   {', '.join(names)}")
+    _print_symbols(model)
     print(
         f"Operators:  binary {' '.join(model.binary_operators) or '-'}; "
         f"unary {' '.join(model.unary_operators) or '-'}"
@@ -527,6 +621,16 @@ def _positive(value: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
     if not x > 0 or not np.isfinite(x):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value!r}")
+    return x
+
+
+def _fraction(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {value!r}")
     return x
 
 
@@ -595,14 +699,34 @@ def build_parser() -> argparse.ArgumentParser:
         description="Search a formula TARGET = f(other columns) and save the model.",
     )
     fit.add_argument(
-        "data", metavar="DATA.csv", help="a table with a header row; every column numeric"
+        "data", metavar="DATA.csv", nargs="?", default=None,
+        help="a table with a header row; every column numeric (give it first, or with --data)",
     )
+    fit.add_argument("--data", dest="data_option", metavar="DATA.csv", default=None,
+                     help="the table, as an option (safe after --unary/--binary)")
     fit.add_argument(
         "--target", required=True, metavar="COLUMN", help="name of the column to predict"
     )
     fit.add_argument(
         "--max-time", type=_positive, default=300.0, help="search budget in seconds (default 300)"
     )
+    fit.add_argument("--n-epochs", type=_positive_int, default=None, metavar="N",
+                     help="epoch budget (default 600; the first budget to run out stops the fit)")
+    fit.add_argument("--batch-size", type=_positive_int, default=None, metavar="B",
+                     help="formulas sampled per epoch (default 1000, the estimator's)")
+    fit.add_argument("--patience", type=_positive_int, default=None, metavar="N",
+                     help="stop after N epochs without a better formula")
+    fit.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                     help="threads for constant fitting (default every core; -1 the same)")
+    fit.add_argument("--columns", nargs="+", default=None, metavar="COLUMN",
+                     help="feature columns to use (default every column but the target)")
+    fit.add_argument("--drop", nargs="+", default=(), metavar="COLUMN",
+                     help="columns to leave out")
+    fit.add_argument("--validation", type=_fraction, default=None, metavar="FRACTION",
+                     help="hold out this fraction of the rows (seeded) and report R² on them")
+    fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                     help="any CADSRRegressor parameter, e.g. --param snap_constants=False "
+                     "--param alpha=2.5 (repeatable; VALUE is read as a Python literal)")
     fit.add_argument(
         "--binary",
         nargs="+",
@@ -626,7 +750,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--plots", default=None, metavar="FOLDER", help="also write PNG plots into FOLDER"
     )
-    _add_hidden(fit)
+    fit.add_argument("--epochs", dest="n_epochs", type=_positive_int, help=argparse.SUPPRESS)
     fit.set_defaults(run=_cmd_fit)
 
     pred = sub.add_parser(
@@ -641,6 +765,10 @@ def build_parser() -> argparse.ArgumentParser:
     pred.add_argument(
         "--out", default=None, metavar="PREDS.csv", help="output CSV (default: standard output)"
     )
+    pred.add_argument("--keep-columns", action="store_true",
+                      help="write the input columns too, the prediction last")
+    pred.add_argument("--index", type=int, default=None, metavar="ROW",
+                      help="use row ROW of the Pareto front (cadsr show) instead of the chosen one")
     pred.set_defaults(run=_cmd_predict)
 
     show = sub.add_parser(

@@ -13,14 +13,16 @@ estimator (``equations_["formula"]``, :meth:`~cadsr_sklearn.CADSRRegressor.latex
 
 from __future__ import annotations
 
+import keyword
 import numbers
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import sympy
 
 __all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits", "formula_text",
-           "round_floats", "rounded_latex", "sympy_values"]
+           "round_floats", "rounded_latex", "symbol_names", "sympy_values"]
 
 DISPLAY_RTOL = 1e-3
 """A displayed form may move no training prediction by more than this times the largest |ŷ|."""
@@ -165,11 +167,13 @@ _LATEX_TEXT = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "#": r"\#", "$
                "%": r"\%", "&": r"\&", "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
 
 
-def rounded_latex(expr: sympy.Expr, precision: int = DISPLAY_DIGITS) -> str:
+def rounded_latex(expr: sympy.Expr, precision: int = DISPLAY_DIGITS,
+                  labels: Mapping[str, str] | None = None) -> str:
     """LaTeX of ``expr`` with its floats shown to ``precision`` significant digits.
 
-    Symbols whose names are not Python identifiers (``"x 1"``, ``"a-b"``) are set
-    as one upright ``\\text{…}`` unit, LaTeX's special characters escaped.
+    Symbols whose names are not Python identifiers (``"x 1"``, ``"a-b"``), and
+    those ``labels`` maps to a label (a column's own name, ``"force [N]"``), are
+    set as one upright ``\\text{…}`` unit, LaTeX's special characters escaped.
 
     Raises
     ------
@@ -177,8 +181,41 @@ def rounded_latex(expr: sympy.Expr, precision: int = DISPLAY_DIGITS) -> str:
         If ``precision`` is not a positive integer.
     """
     expr = round_floats(expr, check_precision(precision))
+    labels = labels or {}
     # SymPy typesets a name like "x 1" or "a-b" as bare letters (5 a-b x 1 reads as
     # arithmetic); such names are set upright as text, one unit.
-    names = {s: r"\text{" + "".join(_LATEX_TEXT.get(ch, ch) for ch in s.name) + "}"
-             for s in expr.free_symbols if not s.name.isidentifier()}
+    names = {s: r"\text{" + "".join(_LATEX_TEXT.get(ch, ch) for ch in labels.get(s.name, s.name))
+             + "}" for s in expr.free_symbols
+             if not s.name.isidentifier() or s.name in labels}
     return sympy.latex(expr, symbol_names=names)
+
+
+def symbol_names(names: Sequence[str]) -> list[str]:
+    """A symbol name for each column name: the name itself where it is one, else a readable one.
+
+    A formula's text must parse back: ``force [N]`` becomes ``force_N``, ``2nd
+    try`` ``x_2nd_try``, a Python keyword such as ``lambda`` ``lambda_``; names
+    that would then repeat get ``_2``, ``_3``. Column names that are Python
+    identifiers already are kept.
+    """
+    out: list[str] = []
+    taken = {n for n in names if _is_symbol_name(n)}
+    for name in names:
+        if _is_symbol_name(name):
+            out.append(name)
+            continue
+        base = re.sub(r"\W+", "_", name).strip("_") or "x"
+        if base[0].isdigit():
+            base = "x_" + base
+        if keyword.iskeyword(base):
+            base += "_"
+        candidate, k = base, 2
+        while candidate in taken:
+            candidate, k = f"{base}_{k}", k + 1
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
+def _is_symbol_name(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)

@@ -21,7 +21,8 @@ from ._version import __version__
 from . import program
 from .constants import ConstantFitter
 from .constraints import Constraints
-from .display import DISPLAY_DIGITS, check_precision, faithful_digits, round_floats, rounded_latex
+from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, round_floats,
+                      rounded_latex, symbol_names)
 from .expression import Expression
 from .library import BINARY_OPERATORS, DEFAULT_BINARY, DEFAULT_UNARY, UNARY_OPERATORS, Library
 from .policy import Policy
@@ -264,6 +265,12 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
+    symbol_names_ : list of str
+        The symbol of each feature in the formulas: its column name where that
+        is a Python identifier, else a readable one that parses back (``force
+        [N]`` is ``force_N``; see :func:`cadsr_sklearn.display.symbol_names`);
+        ``x0, x1, …`` without column names. :meth:`latex` shows the column
+        names themselves.
     n_epochs_ : int
         Epochs run.
     n_evaluations_ : int
@@ -488,6 +495,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
         self.device_ = resolve_device(self.device)
         self.version_ = __version__
+        self.symbol_names_ = symbol_names(self._column_names())
         rng = check_random_state(self.random_state)
         torch_seed, numpy_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
 
@@ -615,11 +623,20 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.stop_reason_ = "constant target"
         return self
 
-    def _feature_names(self) -> list[str]:
+    def _column_names(self) -> list[str]:
         names = getattr(self, "feature_names_in_", None)
         if names is not None:
             return [str(n) for n in names]
         return [f"x{i}" for i in range(self.n_features_in_)]
+
+    def _feature_names(self) -> list[str]:
+        """The symbol of each feature in formulas (:attr:`symbol_names_`)."""
+        names = getattr(self, "symbol_names_", None)  # absent from older pickles
+        return list(names) if names is not None else symbol_names(self._column_names())
+
+    def _labels(self) -> dict[str, str]:
+        """Symbol → column name, where they differ (``force_N`` → ``force [N]``)."""
+        return {s: c for s, c in zip(self._feature_names(), self._column_names()) if s != c}
 
     def _formula(self, expression: Expression, X: np.ndarray) -> sympy.Expr:
         """``expression`` in SymPy and the feature names; its shortest equal form with ``simplify``."""
@@ -752,7 +769,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``1.0^rho - 1.0``).
         """
         equation = self._row(index)["equation"]
-        return rounded_latex(equation, self._digits(index, check_precision(precision)))
+        return rounded_latex(equation, self._digits(index, check_precision(precision)),
+                             labels=self._labels())
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         saved = state.get("version_")

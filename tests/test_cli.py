@@ -293,3 +293,88 @@ def test_python_m_and_console_script():
     )
     assert done.returncode == 2
     assert done.stderr.strip() == "cadsr: error: no-such.csv: no such file"
+
+
+# ------------------------------------------------------------- argument order and options
+@pytest.mark.parametrize("order", ["file last", "--data", "file first"])
+def test_the_data_file_can_follow_an_operator_list(data_csv, tmp_path, capsys, order):
+    out = str(tmp_path / "m.joblib")
+    ops = ["--unary", "sin", "cos"]
+    argv = {"file last": ["fit", *ops, str(data_csv)],
+            "--data": ["fit", *ops, "--data", str(data_csv)],
+            "file first": ["fit", str(data_csv), *ops]}[order]
+    assert main([*argv, "--target", "y", "--out", out, *TINY]) == 0
+    import joblib
+
+    assert tuple(joblib.load(out).unary_operators) == ("sin", "cos")
+
+
+def test_no_data_file_says_where_to_put_it(capsys):
+    assert main(["fit", "--unary", "sin", "cos", "--target", "y", *TINY]) == 2
+    assert "give it first" in _error_line(capsys)
+
+
+def test_fit_options_people_reach_for(data_csv, tmp_path, capsys):
+    out = str(tmp_path / "m.joblib")
+    code = main(["fit", str(data_csv), "--target", "y", "--out", out, "--columns", "a", "b",
+                 "--drop", "b", "--n-epochs", "2", "--batch-size", "32", "--patience", "5",
+                 "--n-jobs", "1", "--validation", "0.25", "--param", "snap_constants=False",
+                 "--param", "alpha=10", "--device", "cpu"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "Held-out R²" in text and "15 held out" in text
+    import joblib
+
+    model = joblib.load(out)
+    assert list(model.feature_names_in_) == ["a"]
+    assert (model.n_epochs, model.batch_size, model.patience, model.n_jobs) == (2, 32, 5, 1)
+    assert model.snap_constants is False and model.alpha == 10
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--param", "nope=1"], "not a CADSRRegressor parameter"),
+    (["--param", "alpha"], "expected KEY=VALUE"),
+    (["--param", "alpha=-1"], "alpha"),
+    (["--columns", "zz"], "no column 'zz'"),
+    (["--columns", "a", "y"], "is the target"),
+])
+def test_fit_option_errors_are_one_line(data_csv, capsys, extra, message):
+    assert main(["fit", str(data_csv), "--target", "y", *extra, *TINY]) == 2
+    assert message in _error_line(capsys)
+
+
+def test_predict_keeps_the_input_columns_and_takes_a_front_row(model_file, data_csv, tmp_path,
+                                                                capsys):
+    out = tmp_path / "p.csv"
+    assert main(["predict", str(model_file), str(data_csv), "--keep-columns", "--index", "0",
+                 "--out", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["a", "b", "y", "prediction"]
+    import joblib
+
+    model = joblib.load(model_file)
+    np.testing.assert_allclose(table["prediction"], model.predict(table[["a", "b"]], index=0))
+
+
+def test_column_names_that_are_no_symbols_are_mapped_and_shown(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"force [N]": rng.uniform(1, 2, 40), "area [m2]": rng.uniform(1, 2, 40)})
+    df["p"] = df["force [N]"] / df["area [m2]"]
+    path, out = tmp_path / "u.csv", tmp_path / "u.joblib"
+    df.to_csv(path, index=False)
+    assert main(["fit", str(path), "--target", "p", "--out", str(out), *TINY]) == 0
+    text = capsys.readouterr().out
+    assert "force_N = 'force [N]'" in text and "area_m2 = 'area [m2]'" in text
+    import joblib
+
+    model = joblib.load(out)
+    assert model.symbol_names_ == ["force_N", "area_m2"]
+    sympy.sympify(str(model.expression_))  # the text parses back
+    assert model.expression_.free_symbols <= set(sympy.symbols("force_N area_m2"))
+    assert r"\text{force [N]}" in model.latex() or "force" not in str(model.expression_)
+
+
+def test_a_nan_names_the_data_row_and_the_file_line(tmp_path, capsys):
+    path = _write(tmp_path, "d.csv", "a,b,y\n1,2,3\n2,3,4\n4,,5\n")
+    assert main(["fit", path, "--target", "y", *TINY]) == 2
+    assert "data row 3 (line 4 of the file) column 'b'" in _error_line(capsys)
