@@ -195,7 +195,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
         nearby simple numbers (within 5 %: integers, p/q with q ≤ 6 or 8,
-        p·π/q and p/(q·π) with |p| ≤ 4, e^k and e^(k/2)) when
+        p·π/q and p/(q·π) with a numerator of at most 4, e^k and e^(k/2)) when
         that raises the reward, the other constants refitted (see
         :mod:`cadsr_sklearn.snapping`): on noisy data, ``x0 - 0.99647`` becomes
         ``x0 - 1`` when the data cannot tell them apart, and 0.426 stays where
@@ -231,7 +231,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seed; the same seed gives the same formula on CPU.
     verbose : int, default=0
-        0 is silent; 1 shows a progress bar with the best formula.
+        0 is silent; 1 shows a progress bar with the best formula, its training
+        R² and complexity, in one line that fits the terminal; 2 also prints
+        the current Pareto front as a small table every few seconds (see
+        :mod:`cadsr_sklearn.progress`).
 
     Attributes
     ----------

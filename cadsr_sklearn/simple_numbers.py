@@ -1,8 +1,8 @@
 """Simple numbers: the constants a scientist writes down.
 
 Integers, fractions p/q with q ≤ 12, multiples p·π/q and p/(q·π) with q in
-{1, 2, 3, 4, 6, 8} (π/2, 1/(4π)), and powers e^(p/q) with |p/q| ≤ 4. Two steps replace a fitted constant by one
-of them:
+{1, 2, 3, 4, 6, 8} (π/2, 1/(4π)), and powers e^(p/q) with p/q between −4 and
+4. Two steps replace a fitted constant by one of them:
 
 * :mod:`cadsr_sklearn.simplification` takes a constant that is round-off away
   from a simple number to be that number (:func:`snap_number`, powers e^(p/q)
@@ -10,8 +10,9 @@ of them:
 * :mod:`cadsr_sklearn.snapping` tries the simple numbers a noisy constant lies
   near (:func:`nearby`), simplest first, and keeps one when the reward says the
   data cannot tell it from the fitted value. The set is narrower there
-  (fractions p/q with q ≤ 6 or 8; p·π/q and p/(q·π) with |p| ≤ 4; e^k and
-  e^(k/2)): a denser one always holds a number within the noise of any value,
+  (fractions p/q with q ≤ 6 or 8; p·π/q and p/(q·π) with a numerator of at
+  most 4; e^k and e^(k/2)): a denser one always holds a number within the noise
+  of any value,
   20/11 for 1.82, 11/(2π) for 1.75, e^(−11/3) for 0.0256, and none of those is
   simpler than the value itself.
 
@@ -83,8 +84,8 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
     """The simple number ``value`` is round-off away from, or None.
 
     Tried in order: 0, integers, p/q with q ≤ 12, p·π/q and p/(q·π) with q in
-    {1, 2, 3, 4, 6, 8}, and e^(p/q) with q ≤ 12 and |p/q| ≤ 4, within ``rtol`` relative (LM fits
-    the base of ``c**log(x)`` as e² for ``x**2``). ``rtol=0`` finds the exact
+    {1, 2, 3, 4, 6, 8}, and e^(p/q) with q ≤ 12 and p/q between −4 and 4, within
+    ``rtol`` relative (LM fits the base of ``c**log(x)`` as e² for ``x**2``). ``rtol=0`` finds the exact
     form of a literal that snapping fixed.
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
@@ -103,8 +104,9 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
 def nearby(value: float, rtol: float) -> list[SimpleNumber]:
     """The non-zero simple numbers within ``rtol·|value|`` of ``value``, simplest first.
 
-    Integers, p/q with q in {2, 3, 4, 5, 6, 8}, p·π/q and p/(q·π) with |p| ≤ 4
-    and q in {1, 2, 3, 4, 6, 8}, and e^(k/2) with |k| ≤ 8 (e^k among them).
+    Integers, p/q with q in {2, 3, 4, 5, 6, 8}, p·π/q and p/(q·π) with a
+    numerator of at most 4 and q in {1, 2, 3, 4, 6, 8}, and e^(k/2) for k from
+    −8 to 8 (e^k among them).
     Ties in cost go to the nearer number; each value appears once.
     Empty for a value that is not finite or is larger than :data:`MAX_SNAPPED`.
     """
