@@ -204,8 +204,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         constant as fitted.
     model_selection : {"reward", "accuracy", "score"}, default="reward"
         Which formula of the Pareto front :attr:`expression_`,
-        :attr:`best_expression_` and ``predict`` use: "reward" the one of
-        highest reward, the paper's τ* (the BIC's choice by default);
+        :attr:`best_expression_` and ``predict`` use: "reward" τ*, the
+        formula of highest reward the search found (the paper's choice; after
+        pruning and snapping);
         "accuracy" the one of lowest training loss; "score" PySR's rule, the
         largest drop in log-loss per unit of complexity from the row before,
         among the formulas whose loss is at most 1.5 times the lowest. Any row

@@ -484,27 +484,30 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
 
     τ* is always snapped (a few fits per constant, well under an epoch), even
-    when pruning used up the budget; a snapped member of the front that now
-    outscores τ* takes its place, as after the refit. After an exact fit (the
-    ``tol`` stop), snaps must keep the fit exact.
+    when pruning used up the budget, and its snapped form is the answer. The
+    other members are snapped for the front users choose from, but never take
+    τ*'s place: each snap picks one of several nearby numbers, a choice the
+    BIC does not charge for, so a large formula with many snapped constants
+    would gain more than it is worth. After an exact fit (the ``tol`` stop),
+    snaps must keep the fit exact.
     """
     deadline = None if config.max_time is None else start + config.max_time
     max_loss = exact_loss if result.stop_reason == "tol" else math.inf
     polish = partial(scorer.refit, fresh_starts=False)
     try:
-        snapped = [snap(result.best, polish, max_loss)]
+        best = snap(result.best, polish, max_loss)
+        others = []
         for member in result.hall_of_fame.pareto_front():
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if member.expression.key != result.best.expression.key and member.expression.n_fitted:
-                snapped.append(snap(member, polish, max_loss, deadline))
+                others.append(snap(member, polish, max_loss, deadline))
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"
         return
-    result.hall_of_fame.update(snapped)
-    # snapped[0] (τ* or better) always qualifies, and wins ties
-    result.best = max((c for c in snapped if c.loss <= max_loss), key=lambda c: c.reward)
+    result.hall_of_fame.update(others + [best])
+    result.best = best
 
 
 def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dict:
