@@ -1,0 +1,65 @@
+"""Before/after table of constant snapping from ``bench_recovery.py`` result files.
+
+Each row of a ``bench_recovery.py`` CSV judges one fit twice: τ* with its constants as fitted
+(``*_unsnapped`` columns, what ``snap_constants=False`` returns: snapping runs after the search)
+and the snapped τ* the estimator returns. This prints, per file, SRBench's symbolic-solution rate
+(as SRBench's code judges it: complex symbols, 3-decimal rounding), the median test R² and the
+median SymPy size of the reported formula, before and after, and the fits whose verdict changed.
+
+    python benchmarks/compare_snapping.py feyn_g0.1.csv feyn_g0.01.csv const_g0.1.csv
+"""
+
+import argparse
+import csv
+import statistics
+from pathlib import Path
+
+
+def summary(path: Path) -> dict:
+    with path.open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r.get("solved_srbench_unsnapped") not in (None, "")]
+    if not rows:
+        return {"file": path.name, "fits": 0}
+
+    def rate(column: str) -> float:
+        return 100 * statistics.mean(int(r[column]) for r in rows)
+
+    def median(column: str) -> float:
+        return statistics.median(float(r[column]) for r in rows)
+
+    changed = [(r["problem"], r["seed"], r["solved_srbench_unsnapped"], r["solved_srbench"])
+               for r in rows if r["solved_srbench_unsnapped"] != r["solved_srbench"]]
+    return {
+        "file": path.name, "fits": len(rows),
+        "solved_before": rate("solved_srbench_unsnapped"), "solved_after": rate("solved_srbench"),
+        "r2_before": median("r2_test_unsnapped"), "r2_after": median("r2_test"),
+        "size_before": median("size_unsnapped"), "size_after": median("size"),
+        "changed": changed,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="+", type=Path)
+    args = parser.parse_args()
+    print(f"{'file':<18}{'fits':>5}  {'solved (SRBench)':>18}  {'median test R²':>22}  "
+          f"{'median size':>13}")
+    details = []
+    for path in args.files:
+        s = summary(path)
+        if not s["fits"]:
+            print(f"{s['file']:<18}{0:>5}")
+            continue
+        print(f"{s['file']:<18}{s['fits']:>5}  {s['solved_before']:7.1f} → {s['solved_after']:5.1f} %"
+              f"  {s['r2_before']:9.6f} → {s['r2_after']:9.6f}"
+              f"  {s['size_before']:5.1f} → {s['size_after']:5.1f}")
+        details += [(s["file"], *c) for c in s["changed"]]
+    if details:
+        print("\nverdicts that changed (file, problem, seed, before → after):")
+        for file, problem, seed, before, after in details:
+            print(f"  {file:<18}{problem:<20} seed {seed}: {before} → {after}")
+
+
+if __name__ == "__main__":
+    main()
