@@ -18,6 +18,7 @@ files you trust.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -375,8 +376,9 @@ def _split(X, y, fraction: float, seed: int):
     """(X_train, X_held_out, y_train, y_held_out): a seeded split, ``fraction`` held out."""
     from sklearn.model_selection import train_test_split
 
-    if round(fraction * len(y)) < 1 or round((1 - fraction) * len(y)) < 1:
-        raise UsageError(f"--validation {fraction:g} leaves no rows on one side of {len(y)}")
+    n_held_out = math.ceil(fraction * len(y))  # as train_test_split counts
+    if len(y) - n_held_out < 1:
+        raise UsageError(f"--validation {fraction:g} leaves no training rows of {len(y)}")
     return train_test_split(X, y, test_size=fraction, random_state=seed)
 
 
@@ -431,10 +433,14 @@ def _params(pairs: list[str]) -> dict:
         if key not in known:
             raise UsageError(f"--param {key}: not a CADSRRegressor parameter; "
                              f"choose from {' '.join(sorted(known))}")
+        text = text.strip()
         try:
-            params[key] = ast.literal_eval(text.strip())
+            params[key] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
-            params[key] = text.strip()
+            try:
+                params[key] = float(text)  # inf, nan: numbers literal_eval does not read
+            except ValueError:
+                params[key] = text
     return params
 
 
@@ -490,10 +496,12 @@ def _cmd_fit(args) -> int:
     held_out = None
     if args.validation is not None:
         X, held_out, y, y_held_out = _split(X, y, args.validation, args.seed)
+    budget = params["max_time"]
+    budget = f"up to {budget:g} s" if isinstance(budget, (int, float)) else "no time limit"
     print(
         f"Fitting {args.target} from {list(X.columns)} ({len(y)} rows"
         + (f", {len(held_out)} held out" if held_out is not None else "")
-        + f") for up to {params['max_time']:g} s on {device} ..."
+        + f") for {budget} on {device} ..."
     )
     try:
         model = CADSRRegressor(**params)

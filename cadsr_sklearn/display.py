@@ -194,9 +194,10 @@ def symbol_names(names: Sequence[str]) -> list[str]:
     """A symbol name for each column name: the name itself where it is one, else a readable one.
 
     A formula's text must parse back: ``force [N]`` becomes ``force_N``, ``2nd
-    try`` ``x_2nd_try``, a Python keyword such as ``lambda`` ``lambda_``; names
-    that would then repeat get ``_2``, ``_3``. Column names that are Python
-    identifiers already are kept.
+    try`` ``x_2nd_try``, a Python keyword such as ``lambda`` ``lambda_``, a name
+    SymPy reads as a number or a function (``E``, ``pi``, ``I``, ``N``, ``beta``,
+    ``gamma``, ``sin``) ``E_``, ``pi_``…; names that would then repeat get
+    ``_2``, ``_3``. Other column names are kept.
     """
     out: list[str] = []
     taken = {n for n in names if _is_symbol_name(n)}
@@ -207,7 +208,7 @@ def symbol_names(names: Sequence[str]) -> list[str]:
         base = re.sub(r"\W+", "_", name).strip("_") or "x"
         if base[0].isdigit():
             base = "x_" + base
-        if keyword.iskeyword(base):
+        if not _is_symbol_name(base):  # a keyword, or a name SymPy reads as something else
             base += "_"
         candidate, k = base, 2
         while candidate in taken:
@@ -218,4 +219,11 @@ def symbol_names(names: Sequence[str]) -> list[str]:
 
 
 def _is_symbol_name(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name)
+    """Whether ``name`` reads back as a plain symbol: not ``lambda``, nor ``E``, ``pi``, ``I``,
+    ``N``, ``beta``, ``sin``, which SymPy reads as numbers or functions."""
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return False
+    try:
+        return isinstance(sympy.sympify(name), sympy.Symbol)
+    except (sympy.SympifyError, SyntaxError, TypeError, AttributeError):
+        return False

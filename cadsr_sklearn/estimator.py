@@ -195,18 +195,19 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
         nearby simple numbers (within 5 %: integers, p/q with q ≤ 6 or 8,
-        p·π/q and p/(q·π) with a numerator of at most 4, e^k and e^(k/2)) when
-        that raises the reward, the other constants refitted (see
+        p·π/q and p/(q·π) with a numerator of at most 4, e^(k/2) from e^-2 to
+        e^2) when that raises the reward and passes the profile-likelihood BIC
+        test, the other constants refitted (see
         :mod:`cadsr_sklearn.snapping`): on noisy data, ``x0 - 0.99647`` becomes
         ``x0 - 1`` when the data cannot tell them apart, and 0.426 stays where
         they can. A fixed literal is a node but no longer a parameter, so the
         BIC's ``k`` counts it once. Not in the paper; ``False`` keeps every
-        constant as fitted.
+        constant as fitted (:attr:`unsnapped_expression_` keeps them anyway).
     model_selection : {"reward", "accuracy", "score"}, default="reward"
         Which formula of the Pareto front :attr:`expression_`,
         :attr:`best_expression_` and ``predict`` use: "reward" τ*, the
-        formula of highest reward the search found (the paper's choice; after
-        pruning and snapping);
+        formula of highest reward the search found (the paper's choice), after
+        pruning and snapping;
         "accuracy" the one of lowest training loss; "score" PySR's rule, the
         largest drop in log-loss per unit of complexity from the row before,
         among the formulas whose loss is at most 1.5 times the lowest. Any row
@@ -248,7 +249,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         literals of snapping); ``predict`` evaluates it exactly as it was scored.
     unsnapped_expression_ : Expression
         τ* as the search and pruning left it, every constant as fitted, before
-        snapping; the same as :attr:`best_expression_` when nothing was snapped.
+        snapping; the same tree as :attr:`best_expression_` when nothing was
+        snapped and ``model_selection="reward"``.
     equations_ : pandas.DataFrame or list of dict
         The Pareto front of the hall of fame, simplest first: each row has a
         strictly lower training loss than every row above it. Columns:
@@ -660,7 +662,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             equation = self._formula(c.expression, X)
             if rows and equation == rows[-1]["equation"]:
                 # one formula once: the simplest tree of it, unless the other is τ*
-                if c is not best:
+                if c.expression.key != best.expression.key:
                     continue
                 rows.pop(), digits.pop()
             with np.errstate(all="ignore"):
@@ -712,7 +714,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         return precision if needed is None else max(precision, needed[index])
 
     # -------------------------------------------------------------- prediction
-    def predict(self, X, index: int | None = None) -> np.ndarray:
+    def predict(self, X, *, index: int | None = None) -> np.ndarray:
         """Evaluate the selected tree (:attr:`best_expression_`) on ``X``, as it was scored.
 
         :attr:`expression_` is the same function on the training rows (to
@@ -751,7 +753,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return -math.inf
         return float(r2_score(y, y_pred, sample_weight=sample_weight))
 
-    def sympy(self, index: int | None = None, precision: int | None = None) -> sympy.Expr:
+    def sympy(self, *, index: int | None = None, precision: int | None = None) -> sympy.Expr:
         """The selected formula (or row ``index`` of :attr:`equations_`) as a SymPy expression.
 
         With ``precision``, its floats are rounded for reading: to ``precision``
@@ -764,7 +766,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return equation
         return round_floats(equation, self._digits(index, check_precision(precision)))
 
-    def latex(self, precision: int = DISPLAY_DIGITS, index: int | None = None) -> str:
+    def latex(self, precision: int = DISPLAY_DIGITS, *, index: int | None = None) -> str:
         """The selected formula (or row ``index`` of :attr:`equations_`) in LaTeX.
 
         Floats to ``precision`` significant digits, or as many more as it takes
@@ -785,6 +787,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             )
         state.setdefault("simplify", False)  # pickled before the parameter: reported as found
         state.setdefault("snap_constants", False)  # likewise: constants as fitted
+        state.setdefault("model_selection", "reward")
         if "best_expression_" in state:
             state.setdefault("unsnapped_expression_", state["best_expression_"])
         super().__setstate__(state)

@@ -185,7 +185,7 @@ def plot_pareto_front(
         )
     ax.set_yscale("log")
     ax.margins(x=0.04, y=0.15)
-    ax.set_xlabel("complexity k (nodes + constants)")
+    ax.set_xlabel("complexity k (nodes + fitted constants)")
     ax.set_ylabel("training loss (MSE)")
     ax.set_title("Pareto front: complexity vs. training loss")
     ax.grid(True, which="major", alpha=0.3)

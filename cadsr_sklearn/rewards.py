@@ -8,7 +8,7 @@ scores ``-inf``, the worst possible reward; :func:`rank_weights` gives it weight
 Rewards
 -------
 ``"bic"`` (the paper's, eq. 10)
-    R(τ) = −BIC(τ) = −[k ln S − 2 ln p(τ)], with k = nodes + constants
+    R(τ) = −BIC(τ) = −[k ln S − 2 ln p(τ)], with k = nodes + fitted constants
     (:attr:`Expression.complexity`), S rows and a Gaussian (or Student-t)
     likelihood of the residuals. The variance σ² is either the variance of the
     training targets (``bic_variance="target"``, the paper's text) or the
@@ -221,7 +221,8 @@ def bic(
     y_pred, y : ndarray of shape (S,)
         Predictions τ(xᵢ) and targets yᵢ.
     complexity : int
-        k, the number of nodes plus the number of constants.
+        k, the number of nodes plus the number of fitted constants (a fixed literal is
+        a node, not a constant).
     sample_weight : ndarray of shape (S,), optional
         Frequency-style weights, rescaled to sum to S.
     variance : {"target", "mle"}

@@ -11,8 +11,8 @@ Integers, fractions p/q with q ≤ 12, multiples p·π/q and p/(q·π) with q in
   near (:func:`nearby`), simplest first, and keeps one when the reward says the
   data cannot tell it from the fitted value. The set is narrower there
   (fractions p/q with q ≤ 6 or 8; p·π/q and p/(q·π) with a numerator of at
-  most 4; e^k and e^(k/2)): a denser one always holds a number within the noise
-  of any value,
+  most 4; e^(k/2) from e^-2 to e^2): a denser one always holds a number within
+  the noise of any value,
   20/11 for 1.82, 11/(2π) for 1.75, e^(−11/3) for 0.0256, and none of those is
   simpler than the value itself.
 
@@ -40,11 +40,12 @@ _MAX_DENOMINATOR = 12
 _PI_DIVISORS = (1, 2, 3, 4, 6, 8)
 _MAX_LOG = 4.0  # e^(p/q) for |p/q| <= 4 only
 # Noisy constants are snapped to fewer numbers: p/q with q in 1..6 or 8, p·π/q and
-# p/(q·π) with |p| <= 4, e^k and e^(k/2). Denser sets always hold a number within the
+# p/(q·π) with |p| <= 4, e^(k/2) for |k| <= 4. Denser sets always hold a number within the
 # noise of any value (20/11, 11/(2π), e^(-11/3)), and such a number is no simpler.
 _NEARBY_DENOMINATORS = (1, 2, 3, 4, 5, 6, 8)
 _NEARBY_PI_NUMERATOR = 4
 _NEARBY_E_DENOMINATOR = 2
+_NEARBY_MAX_LOG = 2.0  # e^(k/2) from e^-2 to e^2: below, e^-3 is no simpler than 0.0499
 
 
 class SimpleNumber(NamedTuple):
@@ -73,7 +74,7 @@ def _closest(value: float, noisy: bool = False) -> Iterator[SimpleNumber]:
         p = round(value * q * math.pi)
         if p and abs(p) <= max_pi_numerator:
             yield SimpleNumber(p / (q * math.pi), sympy.Rational(p, q) / sympy.pi, q + 1)
-    if value > 0 and abs(math.log(value)) <= _MAX_LOG:
+    if value > 0 and abs(math.log(value)) <= (_NEARBY_MAX_LOG if noisy else _MAX_LOG):
         for q in range(1, (_NEARBY_E_DENOMINATOR if noisy else _MAX_DENOMINATOR) + 1):
             p = round(math.log(value) * q)
             if p:
@@ -106,7 +107,7 @@ def nearby(value: float, rtol: float) -> list[SimpleNumber]:
 
     Integers, p/q with q in {2, 3, 4, 5, 6, 8}, p·π/q and p/(q·π) with a
     numerator of at most 4 and q in {1, 2, 3, 4, 6, 8}, and e^(k/2) for k from
-    −8 to 8 (e^k among them).
+    −4 to 4 (e^-2 = 0.135 to e^2 = 7.39).
     Ties in cost go to the nearer number; each value appears once.
     Empty for a value that is not finite or is larger than :data:`MAX_SNAPPED`.
     """

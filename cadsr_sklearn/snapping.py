@@ -53,6 +53,7 @@ def snap(
     max_loss: float = math.inf,
     deadline: float | None = None,
     rtol: float = SNAP_WINDOW,
+    n_samples: int | None = None,
 ):
     """Fix the constants of ``best`` to simple numbers while that raises the reward.
 
@@ -71,6 +72,12 @@ def snap(
         :func:`time.perf_counter` time after which no new round starts.
     rtol : float, default=SNAP_WINDOW
         Relative distance within which simple numbers are tried.
+    n_samples : int, optional
+        Rows the loss is measured on (S). When given (and no finite
+        ``max_loss`` applies), a snap must also pass the profile-likelihood BIC
+        test, ``S·log(MSE′/MSE) < log S``, whatever the reward: with the BIC's ``bic_variance="target"`` the reward alone would
+        let each snap raise the MSE by up to 2·log(S)/S of Var(y), so a
+        constant the data pin down could be snapped.
 
     Returns
     -------
@@ -79,7 +86,11 @@ def snap(
     """
     current = best
     while deadline is None or time.perf_counter() < deadline:
-        leader = _best_snap(current, score, max_loss, rtol)
+        # the loss a snap may reach: after an exact fit, staying exact; else the BIC test
+        ceiling = max_loss
+        if n_samples and not math.isfinite(max_loss):
+            ceiling = current.loss * math.exp(math.log(n_samples) / n_samples)
+        leader = _best_snap(current, score, ceiling, rtol)
         if leader is None:
             return current
         current = leader

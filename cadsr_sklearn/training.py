@@ -108,20 +108,20 @@ class HallOfFame:
                 self.by_complexity[cand.complexity] = cand
 
     def pareto_front(self, keep: Candidate | None = None) -> list[Candidate]:
-        """Candidates whose loss is lower than that of every simpler candidate.
+        """Candidates whose loss is lower than that of every simpler candidate, one per complexity.
 
-        ``keep`` (τ*) is always included: with the BIC it is on the front anyway,
-        but the ablation rewards (SPL counts multiplications) can prefer a
-        formula that a simpler one beats on loss.
+        ``keep`` (τ*) is always included, in its complexity's slot: with the BIC
+        it is on the front anyway, but the ablation rewards (SPL counts
+        multiplications) can prefer a formula that a simpler one beats on loss.
         """
+        slots = dict(self.by_complexity)
+        if keep is not None:
+            slots[keep.complexity] = keep
         front: list[Candidate] = []
-        for k in sorted(self.by_complexity):
-            cand = self.by_complexity[k]
-            if not front or cand.loss < front[-1].loss:
+        for k in sorted(slots):
+            cand = slots[k]
+            if cand is keep or not front or cand.loss < front[-1].loss:
                 front.append(cand)
-        if keep is not None and all(c.expression.key != keep.expression.key for c in front):
-            front.append(keep)
-            front.sort(key=lambda c: c.complexity)
         return front
 
 
@@ -484,28 +484,34 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
 
     τ* is always snapped (a few fits per constant, well under an epoch), even
-    when pruning used up the budget, and its snapped form is the answer. The
-    other members are snapped for the front users choose from, but never take
-    τ*'s place: each snap picks one of several nearby numbers, a choice the
-    BIC does not charge for, so a large formula with many snapped constants
-    would gain more than it is worth. After an exact fit (the ``tol`` stop),
-    snaps must keep the fit exact.
+    when pruning used up the budget, and its snapped form is the answer, unless
+    a snapped member of the front dominates it (no more complex, strictly lower
+    loss). A member that merely scores a higher reward does not take τ*'s
+    place: each snap picks one of several nearby numbers, a choice the BIC does
+    not charge for, so a large formula with many snapped constants would gain
+    more than it is worth. After an exact fit (the ``tol`` stop), snaps must
+    keep the fit exact.
     """
     deadline = None if config.max_time is None else start + config.max_time
     max_loss = exact_loss if result.stop_reason == "tol" else math.inf
     polish = partial(scorer.refit, fresh_starts=False)
+    rows = len(scorer.X)
     try:
-        best = snap(result.best, polish, max_loss)
+        best = snap(result.best, polish, max_loss, n_samples=rows)
         others = []
         for member in result.hall_of_fame.pareto_front():
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if member.expression.key != result.best.expression.key and member.expression.n_fitted:
-                others.append(snap(member, polish, max_loss, deadline))
+                others.append(snap(member, polish, max_loss, deadline, n_samples=rows))
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"
         return
+    dominating = [c for c in others if c.complexity <= best.complexity and c.loss < best.loss
+                  and c.loss <= max_loss]
+    if dominating:
+        best = max(dominating, key=lambda c: c.reward)
     result.hall_of_fame.update(others + [best])
     result.best = best
 

@@ -198,3 +198,29 @@ def test_the_estimator_keeps_the_formula_before_snapping_and_predicts_the_snappe
 def test_nearby_multiples_of_pi_have_small_numerators():
     # 17/(3π) = 1.8038 is within 1 % of 1.81, but no simpler than it
     assert all("pi" not in str(n.symbol) for n in nearby(1.81, 0.01))
+
+
+def test_the_bic_test_guards_snaps_whatever_the_reward():
+    # with σ² = Var(y) the reward alone would let 0.426 become 4/(3π); the guard keeps it
+    X, y = _noisy(lambda X: 0.426 * X[:, 0] + X[:, 1], 0.01, n=1000)
+    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
+    reward = make_reward("bic", y, bic_variance="target")
+    score = Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
+    (found,) = score([Expression.from_names(["add", "mul", "c", "x0", "x1"], LIB, order="prefix")])
+    polish = lambda es: score.refit(es, fresh_starts=False)  # noqa: E731
+    assert snap(found, polish, n_samples=len(y)) is found
+
+
+def test_the_front_keeps_one_row_per_complexity_with_tau_star_in_its_slot():
+    from cadsr_sklearn.training import Candidate, HallOfFame
+
+    def cand(names, reward, loss):
+        return Candidate(Expression.from_names(names, LIB, order="prefix"), reward, loss)
+
+    hof = HallOfFame()
+    rival = cand(["mul", "x0", "x1"], 11.0, 0.31)  # a snapped member in τ*'s slot
+    tau = cand(["add", "x0", "x1"], 10.0, 0.5)
+    hof.update([cand(["x0"], 9.0, 0.6), rival, cand(["add", "x0", "sin", "x1"], 8.0, 0.3)])
+    front = hof.pareto_front(keep=tau)
+    assert [c.complexity for c in front] == sorted({c.complexity for c in front})
+    assert tau in front and rival not in front
