@@ -227,9 +227,11 @@ def _csv(tmp_path, name, text):
 
 GOOD_CSV = "a,b,y\n" + "".join(f"{a},{b},{a * b}\n" for a, b in X_GOOD)
 CLI_CASES = {
-    "NaN": ("a,y\n1,2\nnan,3\n2,4\n", [], "NaN or infinite values \\(row 3 column 'a'\\)"),
+    "NaN": ("a,y\n1,2\nnan,3\n2,4\n", [],
+            "NaN or infinite values \\(data row 2 \\(line 3 of the file\\) column 'a'\\)"),
     "empty cell": ("a,y\n1,2\n,3\n2,4\n", [], "missing, NaN or infinite"),
-    "inf": ("a,y\n1,2\n2,inf\n2,4\n", [], "infinite values \\(row 3 column 'y'\\)"),
+    "inf": ("a,y\n1,2\n2,inf\n2,4\n", [],
+            "infinite values \\(data row 2 \\(line 3 of the file\\) column 'y'\\)"),
     "empty file": ("", [], "the file is empty"),
     "header only": ("a,y\n", [], "header but no data rows"),
     "text column": ("a,y\nred,2\nblue,3\n", [], "non-numeric column\\(s\\) \\['a'\\]"),
