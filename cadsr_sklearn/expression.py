@@ -165,7 +165,8 @@ class Expression:
         return len(self.tokens)
 
     def __repr__(self) -> str:
-        return f"Expression({self.infix()})"
+        # SymPy's infix with every float in full: what is shown is what is evaluated
+        return f"Expression({self.to_sympy()})"
 
     @property
     def n_constants(self) -> int:

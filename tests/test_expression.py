@@ -340,7 +340,7 @@ def test_paper_example():
     assert expr.to_sympy(constants=[3.0]) == x1**3.0 + sympy.sin(x2)
     assert expr.latex(["t", "m", "v"]) == r"m^{2.0} + \sin{\left(v \right)}"
     assert expr.infix() == "((x1 ^ 2) + sin(x2))"
-    assert repr(expr) == "Expression(((x1 ^ 2) + sin(x2)))"
+    assert repr(expr) == "Expression(x1**2.0 + sin(x2))"
     shifted = Expression.from_names(["sub", "x0", "c"], expr.library, [-0.3], order="prefix")
     assert shifted.infix() == "(x0 - (-0.3))"  # not "x0 - -0.3"
 
