@@ -64,8 +64,13 @@ def judge(name: str, formula, r2: float) -> tuple[int, int]:
         formula = sympy.sympify(formula, locals={s.name: s for s in problem.symbols})
     # The real judge runs SRBench's test first, so a model it rejects fails both; only a
     # solved one (usually a quick simplification) is asked again.
-    real = is_symbolic_solution(formula, problem.expression, r2=r2)
-    srbench = real and is_symbolic_solution(formula, problem.expression, r2=r2, real=False)
+    try:
+        real = is_symbolic_solution(formula, problem.expression, r2=r2)
+        srbench = real and is_symbolic_solution(formula, problem.expression, r2=r2, real=False)
+    except ValueError as err:  # SymPy gives up on a formula (an integer of 4300+ digits)
+        print(f"{name}: the judge failed on {str(formula)[:80]}…: {err}; counted as not solved",
+              flush=True)
+        return 0, 0
     return int(real), int(srbench)
 
 
