@@ -133,7 +133,9 @@ def model(est, X=None) -> str:
     """
     columns = _column_names(est, X)
     placeholders = [sympy.Symbol(f"_cadsr_x{i}") for i in range(len(columns))]
-    fitted = [sympy.Symbol(n) for n in _column_names(est)]
+    # the estimator's own symbols (symbol_names_: column names that are not plain symbols,
+    # such as "E" or "x 1", get one there); models without it used the column names
+    fitted = [sympy.Symbol(n) for n in getattr(est, "symbol_names_", None) or _column_names(est)]
     expr = _printable_numbers(est.expression_.xreplace(dict(zip(fitted, placeholders))))
     names = formula_names(columns, reserved=RESERVED_NAMES)
     expr = expr.xreplace({p: sympy.Symbol(n) for p, n in zip(placeholders, names)})
