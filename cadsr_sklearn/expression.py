@@ -104,7 +104,7 @@ class Expression:
     """
 
     __slots__ = ("tokens", "library", "constants", "fixed", "_first", "_key", "_n_constants",
-                 "_program")
+                 "_n_fitted", "_program")
 
     def __init__(
         self, tokens: Sequence[int], library: Library, constants: Sequence[float] | None = None,
@@ -123,7 +123,9 @@ class Expression:
         self._program: tuple[np.ndarray, np.ndarray] | None = None
         self.constants = self._constant_values(constants, default=True)
         self.fixed = self._fixed_flags(fixed)
-        self._key = self._literal_key()
+        self._n_fitted = self._n_constants - int(self.fixed.sum())
+        if self._n_fitted < self._n_constants:
+            self._key = self._literal_key()
 
     def _constant_values(self, constants, default: bool = False) -> np.ndarray:
         if constants is None:
@@ -144,15 +146,12 @@ class Expression:
     def _literal_key(self) -> tuple:
         """The tokens, then (BFS number, value) of every fixed literal: two trees that
         differ only in a literal are different formulas."""
-        if not self.fixed.any():
-            return self.tokens
         literals = tuple((int(k), float(self.constants[k])) for k in np.flatnonzero(self.fixed))
         return self.tokens + (literals,)
 
     def __reduce__(self):
         # Pickle the definition only; the program is rebuilt on demand.
         return (Expression, (self.tokens, self.library, self.constants, self.fixed))
-
 
     # ------------------------------------------------------------------ views
     @property
@@ -176,7 +175,7 @@ class Expression:
     @property
     def n_fitted(self) -> int:
         """Number of constants the fit moves: the constant tokens that are not fixed."""
-        return self._n_constants - int(self.fixed.sum())
+        return self._n_fitted
 
     @property
     def complexity(self) -> int:
@@ -194,7 +193,7 @@ class Expression:
         fixed = self.fixed.copy()
         fixed[k] = True
         new = self.with_constants(constants)
-        new.fixed = fixed
+        new.fixed, new._n_fitted = fixed, self._n_fitted - (not self.fixed[k])
         new._key = new._literal_key()
         return new
 
@@ -206,7 +205,7 @@ class Expression:
         new._first, new._key = self._first, self._key
         new._n_constants, new._program = self._n_constants, self._program
         new.constants = self._constant_values(constants, default=True)
-        new.fixed = self.fixed
+        new.fixed, new._n_fitted = self.fixed, self._n_fitted
         return new
 
     def children(self, i: int) -> range:
