@@ -469,8 +469,7 @@ def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
 
     Within the time budget; exact fits stay exact; Ctrl-C keeps τ* unpruned.
     """
-    deadline = None if config.max_time is None else start + config.max_time
-    max_loss = exact_loss if result.stop_reason == "tol" else math.inf
+    deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     try:
         result.best = prune(result.best, scorer.refit, sampler.constraints.admits, max_loss, deadline)
     except KeyboardInterrupt:
@@ -478,6 +477,13 @@ def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
         result.stop_reason = "interrupted"
         return
     result.hall_of_fame.update([result.best])
+
+
+def _finishing_limits(result, config, start, exact_loss) -> tuple[float | None, float]:
+    """(deadline, loss ceiling) of the work after the search: the end of ``max_time``,
+    and after an exact fit (the ``tol`` stop) the exact loss, so the answer stays exact."""
+    deadline = None if config.max_time is None else start + config.max_time
+    return deadline, exact_loss if result.stop_reason == "tol" else math.inf
 
 
 def _snap_front(result, scorer, config, start, exact_loss) -> None:
@@ -492,8 +498,7 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     more than it is worth. After an exact fit (the ``tol`` stop), snaps must
     keep the fit exact.
     """
-    deadline = None if config.max_time is None else start + config.max_time
-    max_loss = exact_loss if result.stop_reason == "tol" else math.inf
+    deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     polish = partial(scorer.refit, fresh_starts=False)
     rows = len(scorer.X)
     try:
