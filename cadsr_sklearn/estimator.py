@@ -691,27 +691,25 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return
         self.equations_ = pd.DataFrame(rows, columns=list(rows[0]))
 
-    def _row(self, index: int | None) -> dict:
-        """Row ``index`` of ``equations_`` (the selected one when None), as a dict."""
+    def _row(self, index: int | None) -> tuple[int, dict]:
+        """(position, row) of ``equations_`` row ``index`` (the selected one when None)."""
         check_is_fitted(self, "best_expression_")
         rows = self.equations_
         rows = rows if isinstance(rows, list) else rows.to_dict("records")
         if index is None:
-            return next(r for r in rows if r["selected"])
+            return next((i, r) for i, r in enumerate(rows) if r["selected"])
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
             raise TypeError(f"index must be an integer row of equations_, got {index!r}.")
         if not -len(rows) <= index < len(rows):
             raise IndexError(f"index {index} is out of range: equations_ has {len(rows)} rows.")
-        return rows[index]
+        return index % len(rows), rows[index]
 
-    def _digits(self, index: int | None, precision: int) -> int:
-        """Significant digits that show row ``index`` faithfully, at least ``precision``."""
-        rows = self.equations_
-        rows = rows if isinstance(rows, list) else rows.to_dict("records")
-        if index is None:
-            index = next(i for i, r in enumerate(rows) if r["selected"])
+    def _shown(self, index: int | None, precision) -> tuple[sympy.Expr, int]:
+        """Row ``index``'s equation and the digits that show it faithfully, at least ``precision``."""
+        position, row = self._row(index)
+        precision = check_precision(precision)
         needed = getattr(self, "_display_digits", None)  # absent from older pickles
-        return precision if needed is None else max(precision, needed[index])
+        return row["equation"], precision if needed is None else max(precision, needed[position])
 
     # -------------------------------------------------------------- prediction
     def predict(self, X, *, index: int | None = None) -> np.ndarray:
@@ -732,7 +730,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             convention; negative counts from the end).
         """
         check_is_fitted(self, "best_expression_")
-        expression = self.best_expression_ if index is None else self._row(index)["expression"]
+        expression = self.best_expression_ if index is None else self._row(index)[1]["expression"]
         try:
             X = validate_data(self, X, dtype=np.float64, reset=False)
         except ValueError as err:
@@ -761,10 +759,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         predict what the formula predicts on the training rows (see
         :mod:`cadsr_sklearn.display`). By default they are exact.
         """
-        equation = self._row(index)["equation"]
         if precision is None:
-            return equation
-        return round_floats(equation, self._digits(index, check_precision(precision)))
+            return self._row(index)[1]["equation"]
+        return round_floats(*self._shown(index, precision))
 
     def latex(self, precision: int = DISPLAY_DIGITS, *, index: int | None = None) -> str:
         """The selected formula (or row ``index`` of :attr:`equations_`) in LaTeX.
@@ -774,9 +771,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         training rows (``1.0000061**rho - 0.9999896`` is never shown as
         ``1.0^rho - 1.0``).
         """
-        equation = self._row(index)["equation"]
-        return rounded_latex(equation, self._digits(index, check_precision(precision)),
-                             labels=self._labels())
+        return rounded_latex(*self._shown(index, precision), labels=self._labels())
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         saved = state.get("version_")
