@@ -87,7 +87,7 @@ def rejudge(out: Path) -> None:
 
 
 def run_one(name: str, seed: int, max_time: float, operators: str = "default",
-            noise: float = 0.0, n_train: int | None = None) -> dict:
+            noise: float = 0.0, n_train: int | None = None, extra: dict | None = None) -> dict:
     os.environ["OMP_NUM_THREADS"] = "1"
     import numpy as np
     import torch
@@ -99,7 +99,7 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default",
     problem = get_problem(name)
     data = problem.sample(seed=seed, noise=noise, n_train=n_train)
     start = time.perf_counter()
-    params = {}
+    params = dict(extra or {})
     if operators == "suite":
         params = dict(binary_operators=problem.binary_operators, unary_operators=problem.unary_operators,
                       use_constants=problem.use_constants, use_one=False)
@@ -165,11 +165,15 @@ def main() -> None:
                         help="training rows drawn per problem (default: the suite's own)")
     parser.add_argument("--suite", nargs="*", default=["nguyen", "constant"],
                         help="suites whose problems run when --problems is not given")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="an estimator parameter other than its default (repeatable), "
+                             "e.g. --param arity_prior=True --param batch_size=250")
     parser.add_argument("--out", default="recovery.csv")
     parser.add_argument("--rejudge", action="store_true")
     args = parser.parse_args()
 
     from cadsr_sklearn.benchmarks import get_suite
+    from cadsr_sklearn.cli import estimator_params
 
     problems = args.problems or [p.name for suite in args.suite for p in get_suite(suite)]
     out = Path(args.out)
@@ -192,7 +196,8 @@ def main() -> None:
         with out.open("w", newline="") as fh:
             csv.DictWriter(fh, FIELDS).writeheader()
     results = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-        delayed(run_one)(p, s, args.max_time, args.operators, args.noise, args.n_train)
+        delayed(run_one)(p, s, args.max_time, args.operators, args.noise, args.n_train,
+                         estimator_params(args.param))
         for p, s in tasks
     )
     for row in results:

@@ -417,7 +417,7 @@ def _data_path(args) -> str:
     )
 
 
-def _params(pairs: list[str]) -> dict:
+def estimator_params(pairs: list[str]) -> dict:
     """``--param KEY=VALUE`` options as estimator parameters (VALUE a Python literal, else text)."""
     import ast
 
@@ -492,7 +492,7 @@ def _cmd_fit(args) -> int:
         params["binary_operators"] = tuple(args.binary)
     if args.unary is not None:
         params["unary_operators"] = tuple(args.unary)
-    params.update(_params(args.param))  # last: --param overrides the options above
+    params.update(estimator_params(args.param))  # last: --param overrides the options above
     held_out = None
     if args.validation is not None:
         X, held_out, y, y_held_out = _split(X, y, args.validation, args.seed)

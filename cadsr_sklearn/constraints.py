@@ -6,7 +6,8 @@ many nodes are already committed, the place, parent and slot of the node being
 generated, whether a trigonometric operator sits above it, how many constants
 were used — and :class:`Constraints` turns that state into a boolean mask
 (B, V), ``True`` = allowed.  Masked logits become −inf before sampling
-(DSO-style priors; see reference-facts §2).
+(DSO's split: soft priors that only reweigh the allowed tokens live in
+:mod:`cadsr_sklearn.priors`).
 
 Each rule is a small vectorised function ``rule(constraints, state, allowed)``
 that clears the entries it bans; each can be switched off.
@@ -18,7 +19,10 @@ that clears the entries it bans; each can be switched off.
 * constants   — at most ``max_constants`` ``c`` tokens;
 * constant-only subtrees — a unary's child is not ``c``/``1``; a binary's right
                 child is not ``c``/``1`` when its left sibling is (in BFS order
-                the left sibling is the previous token); the root is not ``c``/``1``;
+                the left sibling is the previous token); the root is not ``c``/``1``.
+                Such a subtree is a constant that one fitted ``c`` could replace,
+                so without a ``c`` token only the root is banned: ``1 + 1`` is
+                then the only way to write 2;
 * inverse     — a child is not its parent's inverse (exp∘log, sqrt∘square, …);
 * trig        — no trigonometric operator below another one.
 
@@ -119,6 +123,14 @@ class TreeState:
         self.prev_token = tokens
         self.t += 1
 
+    def left_sibling(self) -> torch.Tensor:
+        """(B,) token of node ``t``'s left sibling, V (no token) for a root or left child.
+
+        In BFS order a right child comes right after its left sibling.
+        """
+        none = torch.full_like(self.prev_token, len(self.arities))
+        return torch.where(self.slot[:, self.t] == 1, self.prev_token, none)
+
     def select(self, rows: torch.Tensor) -> "TreeState":
         """A state holding only the given rows (e.g. the trees still growing)."""
         new = object.__new__(TreeState)
@@ -143,11 +155,13 @@ def max_constants_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) ->
 
 
 def constant_subtree_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
-    """No subtree made only of ``c``/``1``: it is a constant that the fit could absorb."""
+    """No subtree made only of ``c``/``1`` when a fitted ``c`` could take its place."""
     t = s.t
     parent = s.parent[:, t]
     if t == 0:
         bad = torch.ones_like(parent, dtype=torch.bool)  # the root alone would be constant
+    elif c.library.const_id is None:
+        return  # nothing could absorb 1 + 1 or sin(1)
     else:
         only_child = c.arities_ext[parent] == 1
         right_of_constant = (s.slot[:, t] == 1) & c.is_constant_like[s.prev_token]

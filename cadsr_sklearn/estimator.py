@@ -30,6 +30,7 @@ from .progress import Progress
 from .rewards import _valid_mean_square, make_reward
 from .sampler import Sampler
 from .simplification import simplest_equivalent
+from .priors import Priors
 from .training import Candidate, TrainingConfig, Scorer, run_search
 
 __all__ = ["CADSRRegressor", "resolve_device"]
@@ -143,6 +144,24 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     position_encoding : {"dpe", "1d"}, default="dpe"
         Dual-indexed (depth, horizontal) encoding (the paper) or the sinusoidal
         encoding of the BFS index (the "Drop DPE" ablation).
+    embedding_std : float, default=0.02
+        Standard deviation of the initial token embeddings. At 0.02 a token's
+        vector is some 30 times weaker than the position encoding, so the
+        untrained policy barely sees which tokens are already written; 0.7
+        makes both about as strong.
+    parent_sibling : bool, default=False
+        Also feed the policy the tokens of each node's parent and left sibling
+        (DSO's observations), each through its own embedding. Not in the paper.
+    arity_prior : bool, default=False
+        DSO's uniform-arity prior on the logits: an untrained policy picks a
+        terminal, a unary and a binary operator equally often, instead of in
+        proportion to how many tokens of each kind the library has (which grows
+        most untrained trees to ``max_length``). Not in the paper.
+    length_prior : float or None, default=None
+        Location L of a soft length prior on the logits: an operator that would
+        make the tree larger than L nodes gets a log-weight of
+        −½((size − L)/(L/4))², a soft version of ``max_length`` (see
+        :mod:`cadsr_sklearn.priors`). ``None`` is off (the paper).
     policy : {"grpo", "risk_seeking"}, default="grpo"
         GRPO update (the paper) or the plain rank-weighted risk-seeking policy
         gradient, eq. (12), one step per epoch (the "Drop GRPO" ablation).
@@ -317,6 +336,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "ff_dim": [Interval(Integral, 1, None, closed="left")],
         "attention": [StrOptions({"dct", "standard"})],
         "position_encoding": [StrOptions({"dpe", "1d"})],
+        "embedding_std": [Interval(Real, 0, None, closed="neither")],
+        "parent_sibling": ["boolean"],
+        "arity_prior": ["boolean"],
+        "length_prior": [Interval(Real, 1, None, closed="left"), None],
         "policy": [StrOptions({"grpo", "risk_seeking"})],
         "reward": [StrOptions({"bic", "nrmse", "spl", "tpsr"})],
         "bic_variance": [StrOptions({"target", "mle"})],
@@ -370,6 +393,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ff_dim=2048,
         attention="dct",
         position_encoding="dpe",
+        embedding_std=0.02,
+        parent_sibling=False,
+        arity_prior=False,
+        length_prior=None,
         policy="grpo",
         reward="bic",
         bic_variance="mle",
@@ -415,6 +442,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.ff_dim = ff_dim
         self.attention = attention
         self.position_encoding = position_encoding
+        self.embedding_std = embedding_std
+        self.parent_sibling = parent_sibling
+        self.arity_prior = arity_prior
+        self.length_prior = length_prior
         self.policy = policy
         self.reward = reward
         self.bic_variance = bic_variance
@@ -529,10 +560,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 ff_dim=self.ff_dim,
                 attention=self.attention,
                 position_encoding=self.position_encoding,
+                embedding_std=self.embedding_std,
+                parent_sibling=self.parent_sibling,
             ).to(self.device_)
         generator = torch.Generator(device=self.device_).manual_seed(torch_seed)
         constraints = Constraints(library, max_length=self.max_length, max_constants=self.max_constants)
-        sampler = Sampler(policy, library, constraints)
+        priors = Priors(library, uniform_arity=self.arity_prior, length=self.length_prior)
+        sampler = Sampler(policy, library, constraints, priors)
         fitter = ConstantFitter(
             X,
             y,

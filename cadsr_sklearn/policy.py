@@ -6,6 +6,11 @@ library's tokens for that node.  Concretely, position ``t`` of the input is::
 
     x_t = Embed(token_{t-1}) + PE(node t)        # token_{-1} = START
 
+With ``parent_sibling=True`` it also reads the tokens of the node's parent and
+left sibling (DSO's observations; "none" for the root and for left children),
+each through its own embedding, added to ``x_t``: with one layer and one head,
+the parent several BFS steps back is otherwise hard to find.
+
 where ``PE`` is the paper's dual-indexed encoding DPE(d, h) of node ``t``
 (eq. 3–6; its place is known from its parent before it is generated; the root
 is (1, 1/2)) or, for the "Drop DPE" ablation, the 1-D sinusoid of the BFS
@@ -145,6 +150,12 @@ class Policy(nn.Module):
         "dct", E for "standard") and feed-forward width.
     attention : {"dct", "standard"}
     position_encoding : {"dpe", "1d"}
+    embedding_std : float
+        Standard deviation of the initial token embeddings. At 0.02 a token's
+        vector has norm ≈ 0.02·√E, some 30 times weaker than the position
+        encoding's ≈ √(E/2); 1/√2 makes them equal.
+    parent_sibling : bool
+        Add embeddings of the parent's and the left sibling's tokens to the input.
     """
 
     def __init__(
@@ -158,6 +169,8 @@ class Policy(nn.Module):
         ff_dim: int = 2048,
         attention: str = "dct",
         position_encoding: str = "dpe",
+        embedding_std: float = 0.02,
+        parent_sibling: bool = False,
     ) -> None:
         super().__init__()
         if attention not in ATTENTIONS:
@@ -188,7 +201,14 @@ class Policy(nn.Module):
         self.embedding_dim, self.width = embedding_dim, width
         self.n_heads, self.attention, self.position_encoding = n_heads, attention, position_encoding
 
+        if not embedding_std > 0:
+            raise ValueError(f"embedding_std must be positive, got {embedding_std!r}.")
+        self.embedding_std, self.parent_sibling = float(embedding_std), bool(parent_sibling)
+
         self.embed = nn.Embedding(n_tokens + 1, embedding_dim)  # = a linear map of the one-hot
+        # Id n_tokens (START) also stands for "no parent" / "no left sibling".
+        self.embed_parent = nn.Embedding(n_tokens + 1, embedding_dim) if parent_sibling else None
+        self.embed_sibling = nn.Embedding(n_tokens + 1, embedding_dim) if parent_sibling else None
         self.blocks = nn.ModuleList(Block(width, n_heads, ff_dim) for _ in range(n_layers))
         self.ln_f = nn.LayerNorm(width)
         self.head = nn.Linear(embedding_dim, n_tokens)  # logits over the library, never START
@@ -196,13 +216,14 @@ class Policy(nn.Module):
         self.register_buffer("dct", dct_matrix(embedding_dim)[:width], persistent=False)  # (M, E)
         self.apply(self._init_weights)
 
-    @staticmethod
-    def _init_weights(module: nn.Module) -> None:
+    def _init_weights(self, module: nn.Module) -> None:
         # Small weights: the untrained policy starts close to uniform over allowed tokens.
-        if isinstance(module, (nn.Linear, nn.Embedding)):
+        if isinstance(module, nn.Linear):
             nn.init.normal_(module.weight, mean=0.0, std=0.02)
-        if isinstance(module, nn.Linear) and module.bias is not None:
-            nn.init.zeros_(module.bias)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        if isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=self.embedding_std)
 
     @property
     def start_token(self) -> int:
@@ -222,12 +243,14 @@ class Policy(nn.Module):
         prev = tokens[:, :-1].masked_fill(tokens[:, :-1] < 0, self.start_token)
         return torch.cat([start, prev], dim=1)
 
-    def _input(self, prev, depth, horizontal, index) -> torch.Tensor:
+    def _input(self, prev, depth, horizontal, index, parent, sibling) -> torch.Tensor:
         if self.position_encoding == "dpe":
             pos = dual_indexed_encoding(depth, horizontal, self.embedding_dim)
         else:
             pos = sequence_encoding(index, self.embedding_dim)
         x = self.embed(prev) + pos  # (..., E)
+        if self.parent_sibling:
+            x = x + self.embed_parent(parent) + self.embed_sibling(sibling)
         return x @ self.dct.T if self.attention == "dct" else x  # (..., M)
 
     def _output(self, x: torch.Tensor) -> torch.Tensor:
@@ -242,6 +265,8 @@ class Policy(nn.Module):
         depth: torch.Tensor,
         horizontal: torch.Tensor,
         nodes: torch.Tensor | None = None,
+        parent: torch.Tensor | None = None,
+        sibling: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Teacher-forced logits.
 
@@ -256,14 +281,18 @@ class Policy(nn.Module):
             Positions that hold a node. When given, padding positions skip the
             feed-forward blocks (their logits are then meaningless); positions
             that hold a node are unaffected, by causality.
+        parent, sibling : LongTensor (B, T), optional
+            Tokens of node ``t``'s parent and left sibling (START id for none);
+            required when the policy reads them (``parent_sibling=True``).
 
         Returns
         -------
         logits : Tensor (B, T, V)
             ``logits[:, t]`` scores node ``t`` given nodes ``< t``.
         """
-        index = torch.arange(tokens_in.shape[1], device=tokens_in.device).expand_as(tokens_in)
-        x = self._input(tokens_in, depth, horizontal, index)  # (B, T, W)
+        T = tokens_in.shape[1]
+        index = torch.arange(T, device=tokens_in.device).expand_as(tokens_in)
+        x = self._input(tokens_in, depth, horizontal, index, parent, sibling)  # (B, T, W)
         for block in self.blocks:
             x = block(x, nodes)
         return self._output(x)
@@ -283,16 +312,19 @@ class Policy(nn.Module):
         horizontal: torch.Tensor,
         t: int,
         cache: KVCache,
+        parent: torch.Tensor | None = None,
+        sibling: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Logits (b, V) for node ``t`` of every row; writes its keys/values at slot ``t``.
 
         ``prev_token`` (b,) is START at ``t = 0``; ``depth``/``horizontal`` (b,)
-        are the place of node ``t``.  Same numbers as :meth:`forward`'s row ``t``.
+        are the place of node ``t``, ``parent``/``sibling`` (b,) its parent's and
+        left sibling's tokens.  Same numbers as :meth:`forward`'s row ``t``.
         """
         if t >= self.max_length:
             raise ValueError(f"step t={t} is past the cache length {self.max_length}.")
         index = torch.full_like(prev_token, t)
-        x = self._input(prev_token, depth, horizontal, index).unsqueeze(1)  # (b, 1, W)
-        for block, k, v in zip(self.blocks, cache.keys, cache.values):
+        x = self._input(prev_token, depth, horizontal, index, parent, sibling).unsqueeze(1)
+        for block, k, v in zip(self.blocks, cache.keys, cache.values):  # x: (b, 1, W)
             x = block.step(x, t, k, v)
         return self._output(x.squeeze(1))

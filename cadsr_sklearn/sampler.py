@@ -26,6 +26,7 @@ from .constraints import Constraints
 from .expression import Expression, is_complete
 from .library import Library
 from .policy import Policy
+from .priors import Priors
 
 __all__ = [
     "PAD",
@@ -56,8 +57,14 @@ class Batch:
         Depth d of each node (root 1); 0 at padding.
     horizontal : Tensor (B, T)
         Horizontal place h of each node (root 1/2); 0 at padding.
+    parent, sibling : LongTensor (B, T)
+        Token of each node's parent and left sibling; V (no token) for the root,
+        a left or only child, and padding.
     masks : BoolTensor (B, T, V)
         Allowed tokens at each node; all False at padding.
+    priors : Tensor (B, T, V)
+        Log-prior added to the policy's logits at each node (:mod:`~cadsr_sklearn.priors`);
+        0 where no prior is on and at padding.
     log_probs : Tensor (B, T)
         log p(token) under the masked distribution when sampled; 0 at padding.
     entropies : Tensor (B, T)
@@ -68,7 +75,10 @@ class Batch:
     lengths: torch.Tensor
     depth: torch.Tensor
     horizontal: torch.Tensor
+    parent: torch.Tensor
+    sibling: torch.Tensor
     masks: torch.Tensor
+    priors: torch.Tensor
     log_probs: torch.Tensor
     entropies: torch.Tensor
 
@@ -131,9 +141,12 @@ class Sampler:
     library : Library
     constraints : Constraints
         ``constraints.max_length`` is the padded length T of every batch.
+    priors : Priors, optional
+        Soft priors added to the logits; none by default.
     """
 
-    def __init__(self, policy: Policy, library: Library, constraints: Constraints) -> None:
+    def __init__(self, policy: Policy, library: Library, constraints: Constraints,
+                 priors: Priors | None = None) -> None:
         if policy.n_tokens != len(library):
             raise ValueError(
                 f"The policy scores {policy.n_tokens} tokens but the library has {len(library)}."
@@ -146,6 +159,7 @@ class Sampler:
                 f"max_length ({policy.max_length})."
             )
         self.policy, self.library, self.constraints = policy, library, constraints
+        self.priors = priors if priors is not None and priors.active else None
 
     @property
     def device(self) -> torch.device:
@@ -158,7 +172,10 @@ class Sampler:
             lengths=torch.zeros(n, dtype=torch.long, device=dev),
             depth=torch.zeros(n, T, dtype=torch.long, device=dev),
             horizontal=torch.zeros(n, T, device=dev),
+            parent=torch.full((n, T), V, dtype=torch.long, device=dev),
+            sibling=torch.full((n, T), V, dtype=torch.long, device=dev),
             masks=torch.zeros(n, T, V, dtype=torch.bool, device=dev),
+            priors=torch.zeros(n, T, V, device=dev),
             log_probs=torch.zeros(n, T, device=dev),
             entropies=torch.zeros(n, T, device=dev),
         )
@@ -176,17 +193,22 @@ class Sampler:
         cache = policy.init_cache(n)
         rows = torch.arange(n, device=dev)  # batch row of each growing tree
         out = self._empty(n)
-        steps = []  # per step: (rows, tokens, log p, entropy, mask, depth, h)
+        steps = []  # per step: rows, tokens, log p, entropy, mask, depth, h, parent, sibling, prior
         for t in range(self.constraints.max_length):
             mask = self.constraints.mask(state)  # (b, V)
+            parent, sibling = state.parent[:, t], state.left_sibling()
             logits = policy.step(state.prev_token, state.depth[:, t], state.horizontal[:, t],
-                                 t, cache)  # (b, V)
+                                 t, cache, parent, sibling)  # (b, V)
+            prior = self.priors(state) if self.priors is not None else None
+            if prior is not None:
+                logits = logits + prior
             log_p = torch.log_softmax(logits.masked_fill(~mask, float("-inf")), dim=-1)
             probs = log_p.exp()  # (b, V), 0 where banned
             token = _draw(probs, generator)  # (b,)
             entropy = -(probs * log_p.masked_fill(~mask, 0.0)).sum(-1)
             steps.append((rows, token, log_p.gather(1, token.unsqueeze(1)).squeeze(1),
-                          entropy, mask, state.depth[:, t], state.horizontal[:, t]))
+                          entropy, mask, state.depth[:, t], state.horizontal[:, t], parent,
+                          sibling, prior))
             state.advance(token)
             done = state.done
             out["lengths"][rows[done]] = t + 1
@@ -202,8 +224,10 @@ class Sampler:
         row = torch.cat([s[0] for s in steps])
         col = torch.cat([torch.full_like(s[0], t) for t, s in enumerate(steps)])
         for name, i in (("tokens", 1), ("log_probs", 2), ("entropies", 3), ("masks", 4),
-                        ("depth", 5), ("horizontal", 6)):
+                        ("depth", 5), ("horizontal", 6), ("parent", 7), ("sibling", 8)):
             out[name][row, col] = torch.cat([s[i] for s in steps])
+        if self.priors is not None:
+            out["priors"][row, col] = torch.cat([s[9] for s in steps])
         return Batch(**out)
 
     def sample_unique(
@@ -269,6 +293,11 @@ class Sampler:
             out["masks"][:, t] = mask & live.unsqueeze(1)
             out["depth"][:, t] = torch.where(live, state.depth[:, t], 0)
             out["horizontal"][:, t] = torch.where(live, state.horizontal[:, t], 0.0)
+            none = len(self.library)
+            out["parent"][:, t] = torch.where(live, state.parent[:, t], none)
+            out["sibling"][:, t] = torch.where(live, state.left_sibling(), none)
+            if self.priors is not None:
+                out["priors"][:, t] = self.priors(state) * live.unsqueeze(1)
             state.advance(forced)
         batch = Batch(**out)
         with torch.no_grad():
@@ -312,7 +341,9 @@ def masked_log_softmax(policy: Policy, batch: Batch) -> torch.Tensor:
     tokens, depth, horizontal = batch.tokens[:, :n], batch.depth[:, :n], batch.horizontal[:, :n]
     mask = batch.masks[:, :n]
     nodes = batch.valid[:, :n]
-    logits = policy(policy.shift_right(tokens), depth, horizontal, nodes)  # (B, n, V)
+    logits = policy(policy.shift_right(tokens), depth, horizontal, nodes,
+                    batch.parent[:, :n], batch.sibling[:, :n])  # (B, n, V)
+    logits = logits + batch.priors[:, :n]
     live = mask.any(dim=-1, keepdim=True)  # (B, n, 1): the position holds a node
     # Padding rows get every entry in the softmax so that it stays finite.
     log_p = torch.log_softmax(logits.masked_fill(~(mask | ~live), float("-inf")), dim=-1)
