@@ -52,7 +52,9 @@ def run_one(n_rows: int, max_time: float, seed: int) -> dict:
         "features": N_FEATURES,
         "epochs": model.n_epochs_,
         "fit_s": round(seconds, 2),
-        "median_epoch_s": round(statistics.median(sum(h[p] for p in phases) for h in history), 4),
+        "median_epoch_s": round(
+            statistics.median(sum(h[p] for p in phases) for h in history), 4
+        ),
         **{f"median_{p[5:]}_s": round(statistics.median(h[p] for h in history), 4) for p in phases},
         "peak_rss_mib": round(peak_mib, 1),
         "r2": round(float(model.score(X, y)), 6),
@@ -62,7 +64,9 @@ def run_one(n_rows: int, max_time: float, seed: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rows", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument("--max-time", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
@@ -75,20 +79,24 @@ def main() -> None:
 
     results = []
     for n_rows in args.rows:
-        cmd = [sys.executable, __file__, "--child", "--rows", str(n_rows), "--max-time", str(args.max_time),
-               "--seed", str(args.seed)]
+        cmd = [sys.executable, __file__, "--child", "--rows", str(n_rows),
+               "--max-time", str(args.max_time), "--seed", str(args.seed)]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
         r = results[-1]
         print(f"  {n_rows} rows: {r['epochs']} epochs, {r['median_epoch_s']:.3f} s/epoch, "
               f"{r['peak_rss_mib']:.0f} MiB peak", flush=True)
 
-    print(f"\ny = {FORMULA} + 1% noise, {N_FEATURES} features, max_time={args.max_time:g} s per size, "
-          f"default settings, device cpu; {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}")
-    header = f"{'rows':>8}{'epochs':>8}{'s/epoch':>10}{'sampling':>10}{'scoring':>10}{'update':>10}{'peak MiB':>10}{'R²':>10}"
+    print(f"\ny = {FORMULA} + 1% noise, {N_FEATURES} features, "
+          f"max_time={args.max_time:g} s per size, "
+          f"default settings, device cpu; {os.cpu_count()} CPUs, "
+          f"{platform.processor() or platform.machine()}")
+    header = (f"{'rows':>8}{'epochs':>8}{'s/epoch':>10}{'sampling':>10}{'scoring':>10}"
+              f"{'update':>10}{'peak MiB':>10}{'R²':>10}")
     print(header)
     for r in results:
-        print(f"{r['rows']:>8}{r['epochs']:>8}{r['median_epoch_s']:>10.3f}{r['median_sampling_s']:>10.3f}"
+        print(f"{r['rows']:>8}{r['epochs']:>8}{r['median_epoch_s']:>10.3f}"
+              f"{r['median_sampling_s']:>10.3f}"
               f"{r['median_scoring_s']:>10.3f}{r['median_update_s']:>10.3f}{r['peak_rss_mib']:>10.0f}"
               f"{r['r2']:>10.4f}")
     base = results[0]

@@ -22,7 +22,9 @@ PROBLEMS = [
     "Feynman-I.12.5", "Feynman-I.14.4", "Feynman-I.18.4", "Feynman-I.43.31",
     "Feynman-II.34.2", "Feynman-III.15.14",
 ]
-FIELDS = ["problem", "seed", "noise", "variance", "solved", "r2_test", "complexity", "epochs", "formula"]
+FIELDS = [
+    "problem", "seed", "noise", "variance", "solved", "r2_test", "complexity", "epochs", "formula",
+]
 
 
 def run_one(name, seed, noise, variance, max_time):
@@ -35,10 +37,14 @@ def run_one(name, seed, noise, variance, max_time):
 
     problem = get_problem(name)
     data = problem.sample(seed=seed, noise=noise)
-    model = CADSRRegressor(max_time=max_time, random_state=seed, bic_variance=variance, device="cpu")
+    model = CADSRRegressor(
+        max_time=max_time, random_state=seed, bic_variance=variance, device="cpu"
+    )
     model.fit(data.X_train, data.y_train)
     r2 = float(model.score(data.X_test, data.y_test))
-    formula = model.expression_.xreplace({sympy.Symbol(f"x{i}"): s for i, s in enumerate(problem.symbols)})
+    formula = model.expression_.xreplace(
+        {sympy.Symbol(f"x{i}"): s for i, s in enumerate(problem.symbols)}
+    )
     solved = r2 > 0.5 and is_symbolic_solution(formula, problem.expression)
     return dict(problem=name, seed=seed, noise=noise, variance=variance, solved=int(solved),
                 r2_test=round(r2, 6), complexity=model.best_expression_.complexity,
@@ -46,7 +52,9 @@ def run_one(name, seed, noise, variance, max_time):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--max-time", type=float, default=20.0)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.1])
@@ -57,7 +65,10 @@ def main():
     done = set()
     if out.exists():
         with out.open() as fh:
-            done = {(r["problem"], int(r["seed"]), float(r["noise"]), r["variance"]) for r in csv.DictReader(fh)}
+            done = {
+                (r["problem"], int(r["seed"]), float(r["noise"]), r["variance"])
+                for r in csv.DictReader(fh)
+            }
     else:
         with out.open("w", newline="") as fh:
             csv.DictWriter(fh, FIELDS).writeheader()
@@ -81,7 +92,10 @@ def main():
             solved = sum(int(r["solved"]) for r in rs) / len(rs)
             accurate = sum(float(r["r2_test"]) > 0.999 for r in rs) / len(rs)
             k = statistics.median(int(r["complexity"]) for r in rs)
-            summary[f"{variance}@{noise}"] = {"solved": round(solved, 3), "accurate": round(accurate, 3), "median_k": k, "runs": len(rs)}
+            summary[f"{variance}@{noise}"] = {
+                "solved": round(solved, 3), "accurate": round(accurate, 3),
+                "median_k": k, "runs": len(rs),
+            }
             print(f"{noise:>6} {variance:>8} {solved:>8.2f} {accurate:>9.2f} {k:>6.0f}")
     print(json.dumps({"benchmark": "bic_variance", "max_time": args.max_time, **summary}))
 

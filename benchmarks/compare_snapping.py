@@ -17,7 +17,8 @@ from pathlib import Path
 
 def summary(path: Path) -> dict:
     with path.open() as fh:
-        rows = [r for r in csv.DictReader(fh) if r.get("solved_srbench_unsnapped") not in (None, "")]
+        rows = [r for r in csv.DictReader(fh)
+                if r.get("solved_srbench_unsnapped") not in (None, "")]
     if not rows:
         return {"file": path.name, "fits": 0}
 
@@ -51,7 +52,8 @@ def main() -> None:
         if not s["fits"]:
             print(f"{s['file']:<18}{0:>5}")
             continue
-        print(f"{s['file']:<18}{s['fits']:>5}  {s['solved_before']:7.1f} → {s['solved_after']:5.1f} %"
+        print(f"{s['file']:<18}{s['fits']:>5}"
+              f"  {s['solved_before']:7.1f} → {s['solved_after']:5.1f} %"
               f"  {s['r2_before']:9.6f} → {s['r2_after']:9.6f}"
               f"  {s['size_before']:5.1f} → {s['size_after']:5.1f}")
         details += [(s["file"], *c) for c in s["changed"]]

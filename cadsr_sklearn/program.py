@@ -408,11 +408,11 @@ def _normal_equations(J, r):
     p, n = J.shape
     A, g = np.zeros((p, p)), np.zeros(p)
     for k in range(p):
-        for l in range(k + 1):
+        for j in range(k + 1):
             total = 0.0
             for i in range(n):
-                total += J[k, i] * J[l, i]
-            A[k, l] = A[l, k] = total
+                total += J[k, i] * J[j, i]
+            A[k, j] = A[j, k] = total
         total = 0.0
         for i in range(n):
             total += J[k, i] * r[i]
@@ -425,8 +425,8 @@ def _times(M, x):
     """M @ x for a small matrix, by plain loops (see _normal_equations)."""
     out = np.zeros(M.shape[0])
     for k in range(M.shape[0]):
-        for l in range(M.shape[1]):
-            out[k] += M[k, l] * x[l]
+        for j in range(M.shape[1]):
+            out[k] += M[k, j] * x[j]
     return out
 
 

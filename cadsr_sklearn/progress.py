@@ -1,4 +1,5 @@
-"""What a fit shows while it runs: a bar that never goes backwards and the formula as people write it.
+"""What a fit shows while it runs: a bar that never goes backwards and the formula
+as people write it.
 
 With ``verbose=1`` a single line::
 
@@ -89,7 +90,10 @@ class Progress:
         """τ* on the bar's line, cut to the terminal's width."""
         if self.bar is None or best is None:
             return
-        text = f"R2={self._r2(best.loss):.5f} k={best.complexity}  y = {self.formula(best.expression)}"
+        text = (
+            f"R2={self._r2(best.loss):.5f} k={best.complexity}  "
+            f"y = {self.formula(best.expression)}"
+        )
         room = shutil.get_terminal_size((80, 24)).columns - _BAR_WIDTH - 1
         self.bar.set_postfix_str(_cut(text, room), refresh=refresh)
 
@@ -98,7 +102,10 @@ class Progress:
         width = shutil.get_terminal_size((80, 24)).columns - 1
         lines = [f"{'k':>4}  {'R2':>8}  formula"]
         for cand in front:
-            line = f"{cand.complexity:>4}  {self._r2(cand.loss):8.5f}  {self.formula(cand.expression)}"
+            line = (
+                f"{cand.complexity:>4}  {self._r2(cand.loss):8.5f}  "
+                f"{self.formula(cand.expression)}"
+            )
             lines.append(_cut(line, width))
         return "\n".join(lines)
 

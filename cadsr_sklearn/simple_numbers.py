@@ -86,8 +86,8 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
 
     Tried in order: 0, integers, p/q with q ≤ 12, p·π/q and p/(q·π) with q in
     {1, 2, 3, 4, 6, 8}, and e^(p/q) with q ≤ 12 and p/q between −4 and 4, within
-    ``rtol`` relative (LM fits the base of ``c**log(x)`` as e² for ``x**2``). ``rtol=0`` finds the exact
-    form of a literal that snapping fixed.
+    ``rtol`` relative (LM fits the base of ``c**log(x)`` as e² for ``x**2``).
+    ``rtol=0`` finds the exact form of a literal that snapping fixed.
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
         return None

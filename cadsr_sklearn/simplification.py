@@ -51,7 +51,9 @@ MAX_EXPANDED_TERMS = 64
 (inside functions and denominators too), could multiply out to more terms than this."""
 
 
-def round_off_equal(candidate: np.ndarray, reference: np.ndarray, rtol: float = PREDICTION_RTOL) -> bool:
+def round_off_equal(
+    candidate: np.ndarray, reference: np.ndarray, rtol: float = PREDICTION_RTOL
+) -> bool:
     """Whether ``candidate`` is real, finite and within round-off of the finite ``reference``."""
     candidate = np.asarray(candidate)
     if np.iscomplexobj(candidate) or candidate.dtype == object:
@@ -97,7 +99,9 @@ def _expansion_is_small(expr: sympy.Expr) -> bool:
             n = math.prod(terms(a) for a in e.args)
         elif e.is_Pow and e.exp.is_Integer:
             base, k = terms(e.base), abs(int(e.exp))
-            n = 1 if base == 1 else (math.inf if k > MAX_EXPANDED_TERMS else math.comb(base + k - 1, k))
+            n = 1 if base == 1 else (
+                math.inf if k > MAX_EXPANDED_TERMS else math.comb(base + k - 1, k)
+            )
         else:  # a function, a symbol, a number: one term, its arguments expanded on their own
             for a in e.args:
                 terms(a)

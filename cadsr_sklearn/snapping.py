@@ -75,9 +75,10 @@ def snap(
     n_samples : int, optional
         Rows the loss is measured on (S). When given (and no finite
         ``max_loss`` applies), a snap must also pass the profile-likelihood BIC
-        test, ``S·log(MSE′/MSE) < log S``, whatever the reward: with the BIC's ``bic_variance="target"`` the reward alone would
-        let each snap raise the MSE by up to 2·log(S)/S of Var(y), so a
-        constant the data pin down could be snapped.
+        test, ``S·log(MSE′/MSE) < log S``, whatever the reward: with the BIC's
+        ``bic_variance="target"`` the reward alone would let each snap raise
+        the MSE by up to 2·log(S)/S of Var(y), so a constant the data pin down
+        could be snapped.
 
     Returns
     -------

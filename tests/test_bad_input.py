@@ -49,26 +49,51 @@ def fitted():
 
 # ------------------------------------------------------------------------ fit
 FIT_CASES = {
-    "nan in X": (lambda: _with(X_GOOD, (0, 0), np.nan), lambda: Y_GOOD, ValueError, "Input X contains NaN"),
-    "inf in X": (lambda: _with(X_GOOD, (3, 1), np.inf), lambda: Y_GOOD, ValueError, "Input X contains infinity"),
-    "-inf in X": (lambda: _with(X_GOOD, (3, 1), -np.inf), lambda: Y_GOOD, ValueError, "Input X contains infinity"),
-    "nan in y": (lambda: X_GOOD, lambda: _with(Y_GOOD, 5, np.nan), ValueError, "Input y contains NaN"),
-    "inf in y": (lambda: X_GOOD, lambda: _with(Y_GOOD, 5, np.inf), ValueError, "Input y contains infinity"),
-    "1-D X": (lambda: X_GOOD[:, 0], lambda: Y_GOOD, ValueError, "(?s)Expected 2D array.*Reshape your data"),
+    "nan in X": (
+        lambda: _with(X_GOOD, (0, 0), np.nan), lambda: Y_GOOD, ValueError, "Input X contains NaN",
+    ),
+    "inf in X": (
+        lambda: _with(X_GOOD, (3, 1), np.inf), lambda: Y_GOOD, ValueError,
+        "Input X contains infinity",
+    ),
+    "-inf in X": (
+        lambda: _with(X_GOOD, (3, 1), -np.inf), lambda: Y_GOOD, ValueError,
+        "Input X contains infinity",
+    ),
+    "nan in y": (
+        lambda: X_GOOD, lambda: _with(Y_GOOD, 5, np.nan), ValueError, "Input y contains NaN",
+    ),
+    "inf in y": (
+        lambda: X_GOOD, lambda: _with(Y_GOOD, 5, np.inf), ValueError, "Input y contains infinity",
+    ),
+    "1-D X": (
+        lambda: X_GOOD[:, 0], lambda: Y_GOOD, ValueError,
+        "(?s)Expected 2D array.*Reshape your data",
+    ),
     "3-D X": (lambda: X_GOOD[:, :, None], lambda: Y_GOOD, ValueError, "Found array with dim 3"),
     "2-D y": (lambda: X_GOOD, lambda: np.c_[Y_GOOD, Y_GOOD], ValueError, "y should be a 1d array"),
-    "X and y lengths differ": (lambda: X_GOOD, lambda: Y_GOOD[:-1], ValueError, "inconsistent numbers of samples"),
+    "X and y lengths differ": (
+        lambda: X_GOOD, lambda: Y_GOOD[:-1], ValueError, "inconsistent numbers of samples",
+    ),
     "zero rows": (lambda: X_GOOD[:0], lambda: Y_GOOD[:0], ValueError, "0 sample"),
     "zero features": (lambda: X_GOOD[:, :0], lambda: Y_GOOD, ValueError, "0 feature"),
     "complex X": (lambda: X_GOOD + 1j, lambda: Y_GOOD, ValueError, "Complex data not supported"),
     "complex y": (lambda: X_GOOD, lambda: Y_GOOD + 1j, ValueError, "Complex data not supported"),
-    "text X": (lambda: np.full((N, 2), "a"), lambda: Y_GOOD, ValueError, "X is not numeric.*encode"),
+    "text X": (
+        lambda: np.full((N, 2), "a"), lambda: Y_GOOD, ValueError, "X is not numeric.*encode",
+    ),
     "object X holding a dict": (
         lambda: _with(X_GOOD.astype(object), (0, 0), {"foo": "bar"}), lambda: Y_GOOD, TypeError,
         "must be a string or a .*number, not 'dict'",
     ),
-    "text y": (lambda: X_GOOD, lambda: np.array(["a"] * N), ValueError, "y must be numeric.*'a'.*to_numeric"),
-    "numeric text y": (lambda: X_GOOD, lambda: Y_GOOD.astype(str), ValueError, "y must be numeric.*astype\\(float\\)"),
+    "text y": (
+        lambda: X_GOOD, lambda: np.array(["a"] * N), ValueError,
+        "y must be numeric.*'a'.*to_numeric",
+    ),
+    "numeric text y": (
+        lambda: X_GOOD, lambda: Y_GOOD.astype(str), ValueError,
+        "y must be numeric.*astype\\(float\\)",
+    ),
     "bytes y": (lambda: X_GOOD, lambda: np.array([b"a"] * N), ValueError, "y must be numeric"),
     "object y holding text": (
         lambda: X_GOOD, lambda: np.array(["a"] * N, dtype=object), ValueError, "y must be numeric",
@@ -78,10 +103,14 @@ FIT_CASES = {
         lambda: Y_GOOD, ValueError, r"column\(s\) \['colour'\] of X are not numeric.*OneHotEncoder",
     ),
     "DataFrame with a categorical column": (
-        lambda: _frame(a=X_GOOD[:, 0], kind=__import__("pandas").Categorical(["u", "v"] * (N // 2))),
+        lambda: _frame(
+            a=X_GOOD[:, 0], kind=__import__("pandas").Categorical(["u", "v"] * (N // 2))
+        ),
         lambda: Y_GOOD, ValueError, r"column\(s\) \['kind'\] of X are not numeric",
     ),
-    "sparse X": (lambda: sp.csr_matrix(X_GOOD), lambda: Y_GOOD, TypeError, "dense data is required.*toarray"),
+    "sparse X": (
+        lambda: sp.csr_matrix(X_GOOD), lambda: Y_GOOD, TypeError, "dense data is required.*toarray",
+    ),
     "y too large for squared errors": (
         lambda: X_GOOD, lambda: Y_GOOD * 1e300, ValueError, "overflow float64.*Rescale y.*1e300",
     ),
@@ -89,7 +118,8 @@ FIT_CASES = {
         lambda: X_GOOD, lambda: Y_GOOD * 1e-300, ValueError, "underflow float64.*Rescale y",
     ),
     "negative sample_weight": (
-        lambda: X_GOOD, lambda: Y_GOOD, ValueError, "Negative values in data passed to `sample_weight`",
+        lambda: X_GOOD, lambda: Y_GOOD, ValueError,
+        "Negative values in data passed to `sample_weight`",
     ),
 }
 
@@ -123,8 +153,13 @@ def test_numeric_objects_booleans_and_lists_are_accepted():
 PREDICT_CASES = {
     "nan": (lambda: _with(X_GOOD, (0, 0), np.nan), ValueError, "Input X contains NaN"),
     "inf": (lambda: _with(X_GOOD, (0, 0), np.inf), ValueError, "Input X contains infinity"),
-    "more features": (lambda: np.c_[X_GOOD, X_GOOD], ValueError, "X has 4 features, but CADSRRegressor is expecting 2"),
-    "fewer features": (lambda: X_GOOD[:, :1], ValueError, "X has 1 features, but CADSRRegressor is expecting 2"),
+    "more features": (
+        lambda: np.c_[X_GOOD, X_GOOD], ValueError,
+        "X has 4 features, but CADSRRegressor is expecting 2",
+    ),
+    "fewer features": (
+        lambda: X_GOOD[:, :1], ValueError, "X has 1 features, but CADSRRegressor is expecting 2",
+    ),
     "1-D": (lambda: X_GOOD[0], ValueError, "(?s)Expected 2D array.*Reshape your data"),
     "zero rows": (lambda: X_GOOD[:0], ValueError, "0 sample"),
     "complex": (lambda: X_GOOD + 1j, ValueError, "Complex data not supported"),
@@ -169,35 +204,60 @@ def test_not_fitted(method):
 
 # ------------------------------------------------------------ hyperparameters
 PARAM_CASES = {
-    "negative batch_size": ({"batch_size": -1}, InvalidParameterError, "'batch_size' parameter.*range \\[1, inf\\)"),
+    "negative batch_size": (
+        {"batch_size": -1}, InvalidParameterError, "'batch_size' parameter.*range \\[1, inf\\)",
+    ),
     "zero batch_size": ({"batch_size": 0}, InvalidParameterError, "'batch_size' parameter"),
-    "float batch_size": ({"batch_size": 10.5}, InvalidParameterError, "'batch_size' parameter.*must be an int"),
+    "float batch_size": (
+        {"batch_size": 10.5}, InvalidParameterError, "'batch_size' parameter.*must be an int",
+    ),
     "alpha 0": ({"alpha": 0}, InvalidParameterError, "'alpha' parameter.*range \\(0.0, 100.0\\]"),
-    "alpha above 100": ({"alpha": 100.5}, InvalidParameterError, "'alpha' parameter.*range \\(0.0, 100.0\\]"),
+    "alpha above 100": (
+        {"alpha": 100.5}, InvalidParameterError, "'alpha' parameter.*range \\(0.0, 100.0\\]",
+    ),
     "negative alpha": ({"alpha": -5}, InvalidParameterError, "'alpha' parameter"),
     "epsilon 1": ({"epsilon": 1.0}, InvalidParameterError, "'epsilon' parameter.*\\(0.0, 1.0\\)"),
-    "nan learning_rate": ({"learning_rate": float("nan")}, InvalidParameterError, "'learning_rate' parameter"),
+    "nan learning_rate": (
+        {"learning_rate": float("nan")}, InvalidParameterError, "'learning_rate' parameter",
+    ),
     "zero max_time": ({"max_time": 0}, InvalidParameterError, "'max_time' parameter.*or None"),
-    "n_jobs 0": ({"n_jobs": 0}, InvalidParameterError, "'n_jobs' parameter.*\\(-inf, -1\\].*\\[1, inf\\)"),
+    "n_jobs 0": (
+        {"n_jobs": 0}, InvalidParameterError, "'n_jobs' parameter.*\\(-inf, -1\\].*\\[1, inf\\)",
+    ),
     "max_length 1": ({"max_length": 1}, InvalidParameterError, "'max_length' parameter"),
     "unknown reward": ({"reward": "r2"}, InvalidParameterError, "'reward' parameter.*'bic'"),
     "dct_dim > embedding_dim": (
-        {"dct_dim": 12, "embedding_dim": 10}, ValueError, "dct_dim=12 must not exceed embedding_dim=10",
+        {"dct_dim": 12, "embedding_dim": 10}, ValueError,
+        "dct_dim=12 must not exceed embedding_dim=10",
     ),
-    "n_heads not dividing dct_dim": ({"n_heads": 3, "dct_dim": 8}, ValueError, "n_heads=3 must divide .* 8 \\(dct_dim\\)"),
+    "n_heads not dividing dct_dim": (
+        {"n_heads": 3, "dct_dim": 8}, ValueError, "n_heads=3 must divide .* 8 \\(dct_dim\\)",
+    ),
     "n_heads not dividing embedding_dim": (
-        {"n_heads": 3, "attention": "standard"}, ValueError, "n_heads=3 must divide .* 10 \\(embedding_dim\\)",
+        {"n_heads": 3, "attention": "standard"}, ValueError,
+        "n_heads=3 must divide .* 10 \\(embedding_dim\\)",
     ),
     "unknown unary operator": (
-        {"unary_operators": ("sin", "sinh")}, ValueError, "Unknown unary_operators \\['sinh'\\]; choose from",
+        {"unary_operators": ("sin", "sinh")}, ValueError,
+        "Unknown unary_operators \\['sinh'\\]; choose from",
     ),
     "binary operator as unary": (
         {"unary_operators": ("add",)}, ValueError, "Unknown unary_operators \\['add'\\]",
     ),
-    "unknown binary operator": ({"binary_operators": ("add", "max")}, ValueError, "Unknown binary_operators \\['max'\\]"),
-    "operators as one string": ({"unary_operators": "sin"}, InvalidParameterError, "'unary_operators' parameter.*array-like"),
-    "duplicate operator": ({"binary_operators": ("add", "add")}, ValueError, "'add' more than once"),
-    "no operators": ({"binary_operators": (), "unary_operators": ()}, ValueError, "At least one binary or unary operator"),
+    "unknown binary operator": (
+        {"binary_operators": ("add", "max")}, ValueError, "Unknown binary_operators \\['max'\\]",
+    ),
+    "operators as one string": (
+        {"unary_operators": "sin"}, InvalidParameterError,
+        "'unary_operators' parameter.*array-like",
+    ),
+    "duplicate operator": (
+        {"binary_operators": ("add", "add")}, ValueError, "'add' more than once",
+    ),
+    "no operators": (
+        {"binary_operators": (), "unary_operators": ()}, ValueError,
+        "At least one binary or unary operator",
+    ),
     "unknown device": ({"device": "tpu"}, ValueError, "Unknown device 'tpu'; use 'auto', 'cpu'"),
     "malformed device": ({"device": "cuda:x"}, ValueError, "Unknown device 'cuda:x'"),
     "device of the wrong type": ({"device": 0}, InvalidParameterError, "'device' parameter"),
@@ -256,8 +316,8 @@ def _run_cli(argv):
 @pytest.mark.parametrize("case", list(CLI_CASES), ids=list(CLI_CASES))
 def test_cli_fit_rejects(tmp_path, case):
     text, extra, match = CLI_CASES[case]
-    argv = ["fit", _csv(tmp_path, "data.csv", text), "--target", "y", "--out", str(tmp_path / "m.joblib"),
-            "--epochs", "1", "--batch-size", "16"]
+    argv = ["fit", _csv(tmp_path, "data.csv", text), "--target", "y",
+            "--out", str(tmp_path / "m.joblib"), "--epochs", "1", "--batch-size", "16"]
     code, _, err = _run_cli(argv + extra)
     assert code == 2
     lines = err.strip().splitlines()
@@ -271,7 +331,9 @@ def test_cli_cuda_without_cuda(tmp_path):
     argv = ["fit", _csv(tmp_path, "d.csv", GOOD_CSV), "--target", "y", "--device", "cuda", "--out",
             str(tmp_path / "m.joblib")]
     code, _, err = _run_cli(argv)
-    assert code == 2 and err.strip() == "cadsr: error: device='cuda' was requested but CUDA is not available here."
+    assert code == 2 and err.strip() == (
+        "cadsr: error: device='cuda' was requested but CUDA is not available here."
+    )
 
 
 def test_cli_predict_and_show_reject(tmp_path, fitted):
@@ -282,10 +344,13 @@ def test_cli_predict_and_show_reject(tmp_path, fitted):
     cases = [
         (["predict", model, _csv(tmp_path, "t.csv", "x0,x1\nred,1\n")], "non-numeric column"),
         (["predict", model, _csv(tmp_path, "n.csv", "x0,x1\n1,nan\n")], "NaN or infinite"),
-        (["predict", model, _csv(tmp_path, "w.csv", "x0\n1\n")], "1 columns, but the model was fitted on 2"),
+        (["predict", model, _csv(tmp_path, "w.csv", "x0\n1\n")],
+         "1 columns, but the model was fitted on 2"),
         (["predict", model, _csv(tmp_path, "e.csv", "")], "the file is empty"),
-        (["predict", _csv(tmp_path, "g.csv", GOOD_CSV), _csv(tmp_path, "g2.csv", GOOD_CSV)], "not a saved cadsr model"),
-        (["predict", str(tmp_path / "nope.joblib"), _csv(tmp_path, "g3.csv", GOOD_CSV)], "no such file"),
+        (["predict", _csv(tmp_path, "g.csv", GOOD_CSV), _csv(tmp_path, "g2.csv", GOOD_CSV)],
+         "not a saved cadsr model"),
+        (["predict", str(tmp_path / "nope.joblib"), _csv(tmp_path, "g3.csv", GOOD_CSV)],
+         "no such file"),
         (["show", _csv(tmp_path, "g4.csv", GOOD_CSV)], "not a saved cadsr model"),
     ]
     for argv, match in cases:
@@ -295,8 +360,8 @@ def test_cli_predict_and_show_reject(tmp_path, fitted):
 
 
 def test_cli_one_row_is_a_clean_error_or_a_clean_fit(tmp_path):
-    argv = ["fit", _csv(tmp_path, "one.csv", "a,y\n1,2\n"), "--target", "y", "--out", str(tmp_path / "m.joblib"),
-            "--epochs", "1", "--batch-size", "16"]
+    argv = ["fit", _csv(tmp_path, "one.csv", "a,y\n1,2\n"), "--target", "y",
+            "--out", str(tmp_path / "m.joblib"), "--epochs", "1", "--batch-size", "16"]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         code, _, err = _run_cli(argv)

@@ -12,7 +12,12 @@ import pytest
 import sympy
 
 from cadsr_sklearn.benchmarks import metrics, runner
-from cadsr_sklearn.benchmarks.methods import FitResult, gplearn_to_sympy, method_unavailable, operon_to_sympy
+from cadsr_sklearn.benchmarks.methods import (
+    FitResult,
+    gplearn_to_sympy,
+    method_unavailable,
+    operon_to_sympy,
+)
 from cadsr_sklearn.benchmarks.metrics import (
     SimplifyTimeout,
     is_symbolic_solution,
@@ -60,7 +65,9 @@ def test_sample_is_seeded_in_range_and_noiseless_by_default():
     assert not np.array_equal(a.X_train, c.X_train)
     assert a.X_train.shape == (20, 1) and a.X_test.shape == (1000, 1)
     assert a.X_train.min() >= 0 and a.X_train.max() <= 2
-    np.testing.assert_allclose(a.y_train, np.log(a.X_train[:, 0] + 1) + np.log(a.X_train[:, 0] ** 2 + 1))
+    np.testing.assert_allclose(
+        a.y_train, np.log(a.X_train[:, 0] + 1) + np.log(a.X_train[:, 0] ** 2 + 1)
+    )
     assert a.truth == p.expression and a.name == "Nguyen-7"
 
 
@@ -220,7 +227,9 @@ def test_r2_and_model_metrics():
     assert r2_score(y, y) == 1.0
     assert r2_score(y, np.array([1.0, np.nan, 3.0])) == -np.inf
     m = model_metrics(x + 1, y, y, truth=x, timeout=5)
-    assert m == {"r2_test": 1.0, "accuracy_solution": True, "symbolic_solution": True, "complexity": 3}
+    assert m == {
+        "r2_test": 1.0, "accuracy_solution": True, "symbolic_solution": True, "complexity": 3,
+    }
     assert model_metrics(x, y, y + 0.5)["symbolic_solution"] is None
     assert simplified_complexity(sympy.sympify("x*(x + 1.00001) - x**2")) == 1
 
@@ -262,14 +271,20 @@ def test_gplearn_program_to_sympy():
     pytest.importorskip("gplearn")
     from gplearn.functions import _function_map
 
-    program = [_function_map["add"], _function_map["mul"], 0, 0.5, _function_map["div"], 1, _function_map["sqrt"], 0]
+    program = [
+        _function_map["add"], _function_map["mul"], 0, 0.5,
+        _function_map["div"], 1, _function_map["sqrt"], 0,
+    ]
     assert gplearn_to_sympy(program, [x1, x2]) == 0.5 * x1 + x2 / sympy.sqrt(x1)
 
 
 def test_operon_string_to_sympy():
     text = "((-0.5) + (2.0 * (v0 ^ 2))) / (sqrt(1 + (v1 ^ 2)) * exp(v1))"
     lam = sympy.Symbol("lambda")
-    assert sympy.simplify(operon_to_sympy(text, [x, lam]) - (2 * x**2 - 0.5) / sympy.sqrt(1 + lam**2) / sympy.exp(lam)) == 0
+    assert sympy.simplify(
+        operon_to_sympy(text, [x, lam])
+        - (2 * x**2 - 0.5) / sympy.sqrt(1 + lam**2) / sympy.exp(lam)
+    ) == 0
 
 
 def test_method_availability_messages():
@@ -336,7 +351,9 @@ def test_parse_seeds():
 # ------------------------------------------------------------------- CLI
 def test_cli_bench_runs_resumes_and_plots(tmp_path, capsys):
     out = tmp_path / "res.csv"
-    argv = ["bench", "--problems", "Nguyen-1", "--max-time", "2", "--params", *TINY, "--out", str(out)]
+    argv = [
+        "bench", "--problems", "Nguyen-1", "--max-time", "2", "--params", *TINY, "--out", str(out),
+    ]
     assert main(argv) == 0
     rows = runner.read_results(out)
     assert len(rows) == 1 and rows[0]["method"] == "cadsr" and rows[0]["error"] is None
@@ -381,8 +398,12 @@ def test_cli_bench_on_a_data_file(tmp_path, capsys, monkeypatch):
     path = tmp_path / "toy.tsv"
     write_table(path, ["a", "b"], X, X[:, 0] + X[:, 1], "\t")
     out = tmp_path / "r.csv"
-    argv = ["bench", "--data", str(path), "--formula", "a + b", "--seeds", "0-1", "--out", str(out), "--no-plot"]
+    argv = [
+        "bench", "--data", str(path), "--formula", "a + b", "--seeds", "0-1",
+        "--out", str(out), "--no-plot",
+    ]
     assert main(argv) == 0
     rows = runner.read_results(out)
-    assert [r["suite"] for r in rows] == ["file", "file"] and all(r["symbolic_solution"] for r in rows)
+    assert ([r["suite"] for r in rows] == ["file", "file"]
+            and all(r["symbolic_solution"] for r in rows))
     assert rows[0]["n_train"] == 30 and rows[0]["n_test"] == 10

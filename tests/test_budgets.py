@@ -89,7 +89,9 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
     X, y = hard
     closed = []
     original_close = progress.Progress.close
-    monkeypatch.setattr(progress.Progress, "close", lambda self: (closed.append(True), original_close(self)))
+    monkeypatch.setattr(
+        progress.Progress, "close", lambda self: (closed.append(True), original_close(self))
+    )
     _interrupt_on_call(monkeypatch, owner, name, call=3)
     model = CADSRRegressor(n_epochs=100, verbose=1, **FAST).fit(X, y)
     assert model.interrupted_ and model.stop_reason_ == "interrupted"
@@ -191,8 +193,8 @@ def _run_and_interrupt(argv, cwd, stderr_path, after_first_epoch_s=1.0, timeout=
     """Start ``argv``, wait until its progress bar shows a best formula, send SIGINT."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
     with open(stderr_path, "w") as err:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
-                                preexec_fn=_default_sigint)
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                env=env, preexec_fn=_default_sigint)
         try:
             deadline = time.monotonic() + timeout
             while "R2=" not in Path(stderr_path).read_text():  # the bar after epoch 1
@@ -254,8 +256,8 @@ def test_sigint_during_cadsr_fit_saves_the_model(tmp_path):
     y = np.sin(2 * X[:, 0]) * np.exp(X[:, 1] / 3) + X[:, 1] ** 3 + rng.normal(0, 0.05, 300)
     lines = ["a,b,y"] + [f"{a:.17g},{b:.17g},{t:.17g}" for (a, b), t in zip(X, y)]
     (tmp_path / "data.csv").write_text("\n".join(lines) + "\n")
-    argv = [sys.executable, "-m", "cadsr_sklearn", "fit", "data.csv", "--target", "y", "--max-time", "60",
-            "--out", "m.joblib", "--device", "cpu", "--batch-size", "100"]
+    argv = [sys.executable, "-m", "cadsr_sklearn", "fit", "data.csv", "--target", "y",
+            "--max-time", "60", "--out", "m.joblib", "--device", "cpu", "--batch-size", "100"]
     code, out, err, stopped_after = _run_and_interrupt(argv, tmp_path, tmp_path / "err.txt")
     assert code == 0, err
     assert stopped_after < 30

@@ -38,6 +38,9 @@ def test_bench_on_a_dask_cluster_and_resume(cluster, tmp_path, capsys):
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(runner, "_CONNECT_TIMEOUT", "1s")
-    argv = ["bench", "--problems", "Nguyen-1", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path / "r.csv")]
+    argv = [
+        "bench", "--problems", "Nguyen-1", "--scheduler", "tcp://127.0.0.1:9",
+        "--out", str(tmp_path / "r.csv"),
+    ]
     assert main(argv) == 2
     assert "cannot reach the Dask scheduler" in capsys.readouterr().err

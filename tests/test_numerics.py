@@ -20,7 +20,9 @@ FAST = dict(
     batch_size=48, n_epochs=3, ff_dim=32, max_length=14, steps_per_epoch=1,
     learning_rate=1e-3, device="cpu", random_state=0,
 )
-ALL_UNARY = ("sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs")
+ALL_UNARY = (
+    "sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs",
+)
 
 
 def _datasets():
@@ -67,7 +69,9 @@ def test_overflowing_candidates_are_invalid_not_errors():
     assert all(np.isfinite(model.equations_["loss"]))
 
 
-@pytest.mark.parametrize("scale, match", [(1e300, "overflow"), (-1e200, "overflow"), (1e-300, "underflow")])
+@pytest.mark.parametrize(
+    "scale, match", [(1e300, "overflow"), (-1e200, "overflow"), (1e-300, "underflow")]
+)
 def test_targets_beyond_float64_squares_are_rejected_without_warnings(scale, match):
     X, y = DATASETS["X near 1e300"]
     with warnings.catch_warnings():
@@ -105,7 +109,8 @@ def test_predict_outside_the_training_domain_is_nan_without_warnings(log_model):
         pred = log_model.predict(X)
     assert np.isnan(pred[:4]).all()  # log of a negative; log 0 = -inf is reported as NaN too
     np.testing.assert_allclose(pred[4:], 2 * np.log(X[4:, 0]))
-    assert "NaN" in CADSRRegressor.predict.__doc__ and "no warning" in CADSRRegressor.predict.__doc__
+    assert ("NaN" in CADSRRegressor.predict.__doc__
+            and "no warning" in CADSRRegressor.predict.__doc__)
 
 
 def test_predict_overflow_is_nan(log_model):
@@ -132,7 +137,10 @@ def models():
     for seed in range(4):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            out.append(CADSRRegressor(**{**FAST, "random_state": seed}, unary_operators=ALL_UNARY).fit(X, y))
+            out.append(
+                CADSRRegressor(**{**FAST, "random_state": seed}, unary_operators=ALL_UNARY)
+                .fit(X, y)
+            )
     return out
 
 
@@ -179,12 +187,15 @@ _values = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(X=arrays(np.float64, st.tuples(st.integers(1, 12), st.just(2)), elements=_values))
 def test_predict_equals_the_lambdified_export_wherever_finite(models, X):
     for model in models:
         candidates = [(model.expression_, model.best_expression_, True)] + [
-            (row["equation"], row["expression"], False) for row in model.equations_.to_dict("records")
+            (row["equation"], row["expression"], False)
+            for row in model.equations_.to_dict("records")
         ]
         for sym_expr, expr, is_best in candidates:
             with warnings.catch_warnings():
@@ -194,6 +205,8 @@ def test_predict_equals_the_lambdified_export_wherever_finite(models, X):
             both = np.isfinite(ours) & np.isfinite(theirs)
             tolerance = 1e-9 * np.abs(ours) + 1e-9 * _largest_intermediate(expr, X) + 1e-300
             bad = both & ~(np.abs(ours - theirs) <= tolerance)
-            assert not bad.any(), f"{sym_expr} at {X[bad][:3].tolist()}: {ours[bad][:3]} vs {theirs[bad][:3]}"
+            assert not bad.any(), (
+                f"{sym_expr} at {X[bad][:3].tolist()}: {ours[bad][:3]} vs {theirs[bad][:3]}"
+            )
             if is_best:
                 assert not np.isinf(ours).any()  # predict reports non-finite values as NaN

@@ -20,8 +20,8 @@ import torch
 import cadsr_sklearn
 from cadsr_sklearn import CADSRRegressor
 
-FAST = dict(batch_size=48, n_epochs=3, ff_dim=32, max_length=14, steps_per_epoch=1, learning_rate=1e-3,
-            device="cpu", random_state=0)
+FAST = dict(batch_size=48, n_epochs=3, ff_dim=32, max_length=14, steps_per_epoch=1,
+            learning_rate=1e-3, device="cpu", random_state=0)
 PACKAGE = Path(cadsr_sklearn.__file__).resolve().parent
 
 
@@ -81,7 +81,9 @@ def test_pickled_state_holds_no_torch_objects_but_the_device(model):
     assert torch_globals == {("torch", "device")}, torch_globals
     assert isinstance(model.device_, torch.device)
     state = model.__getstate__()
-    assert not any(isinstance(v, (torch.Tensor, torch.nn.Module, torch.Generator)) for v in state.values())
+    assert not any(
+        isinstance(v, (torch.Tensor, torch.nn.Module, torch.Generator)) for v in state.values()
+    )
 
 
 def test_a_model_whose_policy_ran_on_a_gpu_loads_on_cpu(model, data, monkeypatch):
@@ -117,8 +119,10 @@ def _other(version: str, part: int) -> str:
 def test_an_incompatible_version_is_refused_with_a_clear_message(model, tmp_path, part):
     saved = _other(cadsr_sklearn.__version__, part)
     blob = pickle.dumps(_with_version(model, saved))
-    message = (rf"saved with cadsr-sklearn {re.escape(saved)}, which is incompatible with the installed "
-               rf"{re.escape(cadsr_sklearn.__version__)}\. Refit it, or install cadsr-sklearn=={re.escape(saved)}")
+    message = (rf"saved with cadsr-sklearn {re.escape(saved)}, "
+               rf"which is incompatible with the installed "
+               rf"{re.escape(cadsr_sklearn.__version__)}\. Refit it, "
+               rf"or install cadsr-sklearn=={re.escape(saved)}")
     with pytest.raises(ValueError, match=message):
         pickle.loads(blob)
     path = tmp_path / "old.joblib"
@@ -142,7 +146,9 @@ def test_the_cli_reports_an_incompatible_model_in_one_line(model, tmp_path, caps
     from cadsr_sklearn.cli import main
 
     path = tmp_path / "old.joblib"
-    joblib.dump(_with_version(model, "0.0.1" if cadsr_sklearn.__version__ != "0.0.1" else "9.0.0"), path)
+    joblib.dump(
+        _with_version(model, "0.0.1" if cadsr_sklearn.__version__ != "0.0.1" else "9.0.0"), path
+    )
     assert main(["show", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "incompatible" in err[0] and "Refit it" in err[0]

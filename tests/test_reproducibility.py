@@ -50,9 +50,9 @@ SCRIPT = textwrap.dedent(
 
     out = {}
     for n_jobs in ((1, 2, None) if sys.argv[1] == "both" else (1,)):
-        model = CADSRRegressor(n_epochs=4, batch_size=100, ff_dim=64, max_length=16, steps_per_epoch=2,
-                               const_screen_samples=100, device="cpu", random_state=0,
-                               n_jobs=n_jobs).fit(X, y)
+        model = CADSRRegressor(n_epochs=4, batch_size=100, ff_dim=64, max_length=16,
+                               steps_per_epoch=2, const_screen_samples=100, device="cpu",
+                               random_state=0, n_jobs=n_jobs).fit(X, y)
         out[str(n_jobs)] = summary(model)
     print(json.dumps(out))
     """
@@ -65,7 +65,8 @@ def test_same_random_state_same_search_in_fresh_processes(tmp_path):
     script.write_text(SCRIPT)
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), which], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, str(script), which],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONHASHSEED": seed},
         )
         for seed, which in (("1", "both"), ("2", "serial"))

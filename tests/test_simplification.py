@@ -28,9 +28,17 @@ def _simplest(expr, lo=-1.0, hi=1.0, n=20):
         # features are real: sqrt(x**4) = x**2
         (x * (x + 1) * (sympy.sqrt(x**4) + F(1.0)), (-1, 1), x * (x + 1) * (x**2 + 1)),
         # e·exp(x) inside a log, plus a constant round-off from 0
-        ((x + x**3) * sympy.log(F(2.71828182845904) * sympy.exp(x) + F(3.34e-15)), (-1, 1), (x + 1) * (x**3 + x)),
+        (
+            (x + x**3) * sympy.log(F(2.71828182845904) * sympy.exp(x) + F(3.34e-15)),
+            (-1, 1),
+            (x + 1) * (x**3 + x),
+        ),
         # a phase of π/2 turns cos into sin
-        (sympy.sin(x) - sympy.cos(x**2 + x + F(1.5707963267949)), (-1, 1), sympy.sin(x) + sympy.sin(x**2 + x)),
+        (
+            sympy.sin(x) - sympy.cos(x**2 + x + F(1.5707963267949)),
+            (-1, 1),
+            sympy.sin(x) + sympy.sin(x**2 + x),
+        ),
         # a golden-ratio factorisation multiplies out to integer coefficients
         (
             x * (x * (x - F(0.618033988749891)) + 1) * (x * (x + F(1.61803398874989)) + 1),
@@ -113,7 +121,9 @@ def test_the_estimator_reports_a_form_that_predicts_like_its_tree():
     assert raw.expression_ == raw.best_expression_.to_sympy(["x0", "x1"])
     assert tidy.best_expression_.key == raw.best_expression_.key
     symbols = sympy.symbols("x0 x1")
-    predicted = np.broadcast_to(sympy.lambdify(symbols, tidy.expression_, "numpy")(X[:, 0], X[:, 1]), (40,))
+    predicted = np.broadcast_to(
+        sympy.lambdify(symbols, tidy.expression_, "numpy")(X[:, 0], X[:, 1]), (40,)
+    )
     np.testing.assert_allclose(predicted, tidy.predict(X), rtol=1e-9, atol=1e-12)
     table = tidy.equations_
     rows = table if isinstance(table, list) else table.to_dict("records")
@@ -133,7 +143,8 @@ def test_every_training_row_is_checked():
 
 
 def test_a_structural_rewrite_must_be_shorter():
-    found = sympy.log((x - 1) ** 4)  # 4*log(x - 1) is no shorter: keep the form that is defined everywhere
+    # 4*log(x - 1) is no shorter: keep the form that is defined everywhere
+    found = sympy.log((x - 1) ** 4)
     assert _simplest(found, 2, 4) == found
 
 

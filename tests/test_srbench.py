@@ -27,7 +27,9 @@ TINY = dict(max_time=5, n_epochs=3, batch_size=64, ff_dim=64, max_length=16, dev
 
 def load_submission():
     """Import ``regressor.py`` from its path, as the harness does (not as a package)."""
-    spec = importlib.util.spec_from_file_location("srbench_cadsr_regressor", FOLDER / "regressor.py")
+    spec = importlib.util.spec_from_file_location(
+        "srbench_cadsr_regressor", FOLDER / "regressor.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -88,7 +90,9 @@ def test_model_string_predicts_like_the_estimator(sub, columns):
     symbols = [sympy.Symbol(n) for n in names]
     # on the training rows, to round-off (the same bound simplification keeps to)
     y = est.predict(X)
-    np.testing.assert_allclose(predict_from_string(text, symbols, X), y, rtol=0, atol=1e-10 * np.abs(y).max())
+    np.testing.assert_allclose(
+        predict_from_string(text, symbols, X), y, rtol=0, atol=1e-10 * np.abs(y).max()
+    )
     assert sub.model(est) == text  # without X, the fitted feature names are used
     assert isinstance(sub.complexity(est), int) and sub.complexity(est) >= 1
 
@@ -110,10 +114,14 @@ def test_population_members_predict_and_print(sub):
         y = member.predict(X)
         assert y.shape == (len(X),)
         atol = 1e-10 * np.abs(y).max()
-        np.testing.assert_allclose(predict_from_string(sub.model(member, X), symbols, X), y, rtol=0, atol=atol)
+        np.testing.assert_allclose(
+            predict_from_string(sub.model(member, X), symbols, X), y, rtol=0, atol=atol
+        )
         predictions.append(y)
     # the members are different formulas, and fitting did not change est
-    assert len(population) == 1 or not all(np.allclose(p, predictions[0], equal_nan=True) for p in predictions)
+    assert len(population) == 1 or not all(
+        np.allclose(p, predictions[0], equal_nan=True) for p in predictions
+    )
     best = sub.get_best_solution(est)
     np.testing.assert_array_equal(best.predict(X), est.predict(X))
     assert any(np.array_equal(p, est.predict(X), equal_nan=True) for p in predictions)

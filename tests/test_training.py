@@ -103,7 +103,8 @@ def test_hall_of_fame_front_and_the_chosen_formula():
     a = _candidate(lib, ["x0"], 1.0, -10.0)  # k = 1
     b = _candidate(lib, ["sin", "x0"], 2.0, -12.0)  # k = 2, worse loss: off the front
     c = _candidate(lib, ["add", "x0", "x0"], 0.5, -5.0)  # k = 3
-    c_twin = _candidate(lib, ["mul", "x0", "x0"], 0.5 - 1e-17, -5.0)  # same k and reward: first kept
+    # same k and reward: first kept
+    c_twin = _candidate(lib, ["mul", "x0", "x0"], 0.5 - 1e-17, -5.0)
     bad = _candidate(lib, ["log", "x0"], math.inf, -math.inf)
     fame.update([a, b, c, c_twin, bad])
     front = fame.pareto_front()

@@ -10,7 +10,16 @@
 * :mod:`.report` — summary tables and the complexity-vs-R² plot.
 """
 
-from .suites import SUITES, Dataset, Problem, TableProblem, get_problem, get_suite, load_dataset, read_table
+from .suites import (
+    SUITES,
+    Dataset,
+    Problem,
+    TableProblem,
+    get_problem,
+    get_suite,
+    load_dataset,
+    read_table,
+)
 
 __all__ = [
     "SUITES",

@@ -81,7 +81,9 @@ def time_limit(seconds: float | None):
         signal.signal(signal.SIGALRM, previous)
 
 
-def round_floats(expr: sympy.Expr, digits: int = 3, zero_below: float = 1e-4, exact: bool = True) -> sympy.Expr:
+def round_floats(
+    expr: sympy.Expr, digits: int = 3, zero_below: float = 1e-4, exact: bool = True
+) -> sympy.Expr:
     """SRBench's rounding: floats with |c| < ``zero_below`` → 0, the rest to ``digits`` decimals.
 
     With ``exact`` (default) each rounded float becomes the rational it denotes
@@ -111,7 +113,11 @@ def node_count(expr: sympy.Expr) -> int:
 
 def _is_finite_constant(expr: sympy.Expr) -> bool:
     # nan, zoo and oo have no free symbols but say nothing about equality
-    return not expr.free_symbols and expr.is_finite is not False and expr.has(sympy.nan, sympy.zoo) is False
+    return (
+        not expr.free_symbols
+        and expr.is_finite is not False
+        and expr.has(sympy.nan, sympy.zoo) is False
+    )
 
 
 def exp_log_powers(expr: sympy.Expr) -> sympy.Expr:

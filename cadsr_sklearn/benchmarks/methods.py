@@ -47,7 +47,14 @@ import sympy
 
 from .suites import Dataset
 
-__all__ = ["METHODS", "FitResult", "method_unavailable", "fit_method", "gplearn_to_sympy", "operon_to_sympy"]
+__all__ = [
+    "METHODS",
+    "FitResult",
+    "method_unavailable",
+    "fit_method",
+    "gplearn_to_sympy",
+    "operon_to_sympy",
+]
 
 METHODS: tuple[str, ...] = ("cadsr", "gplearn", "operon")
 _PACKAGES = {"cadsr": "torch", "gplearn": "gplearn", "operon": "pyoperon"}
@@ -245,7 +252,8 @@ def _fit_gplearn(data, operators, max_time, seed, params) -> FitResult:
 
 # -------------------------------------------------------------------- Operon
 _OPERON_SYMBOLS = {
-    "add", "sub", "mul", "div", "pow", "sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs", "square",
+    "add", "sub", "mul", "div", "pow", "sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs",
+    "square",
 }
 
 
@@ -267,7 +275,10 @@ def _operon_locals(symbols: list[sympy.Symbol]) -> dict:
 
 
 def operon_to_sympy(model_string: str, symbols: list[sympy.Symbol]) -> sympy.Expr:
-    """SymPy form of an Operon infix string written with the names ``v0, v1, …`` (``^`` is power)."""
+    """SymPy form of an Operon infix string written with the names ``v0, v1, …``.
+
+    ``^`` is power.
+    """
     return sympy.sympify(model_string, locals=_operon_locals(symbols), convert_xor=True)
 
 

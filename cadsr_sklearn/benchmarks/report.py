@@ -55,7 +55,9 @@ def summary_table(rows: list[dict]) -> str:
     for r in rows:
         groups[(r["suite"], r["noise"], r["method"])].append(r)
     body = []
-    for (suite, noise, method), rs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+    for (suite, noise, method), rs in sorted(
+        groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])
+    ):
         body.append(
             [
                 suite,
@@ -134,13 +136,18 @@ def plot_pareto(rows: list[dict], path: str | Path, title: str = "") -> Path | N
         k = [p[0] for p in points]
         r2 = [max(p[1], 0.0) for p in points]
         err = [min(max(1.0 - p[1], 1e-16), 1.0) for p in points]
-        axes[0].scatter(k, r2, s=22, alpha=0.55, color=color, label=f"{method} ({len(points)} runs)")
+        axes[0].scatter(
+            k, r2, s=22, alpha=0.55, color=color, label=f"{method} ({len(points)} runs)"
+        )
         axes[1].scatter(k, err, s=22, alpha=0.55, color=color, label=method)
         front = _front(points)
         if front:
             fk = [p[0] for p in front]
             axes[0].step(fk, [max(p[1], 0.0) for p in front], where="post", color=color, lw=1.6)
-            axes[1].step(fk, [min(max(1.0 - p[1], 1e-16), 1.0) for p in front], where="post", color=color, lw=1.6)
+            axes[1].step(
+                fk, [min(max(1.0 - p[1], 1e-16), 1.0) for p in front],
+                where="post", color=color, lw=1.6,
+            )
     axes[0].set_ylabel("test R² (clipped at 0)")
     axes[0].set_ylim(-0.03, 1.03)
     axes[1].set_yscale("log")

@@ -102,7 +102,14 @@ class Task:
 
     @property
     def key(self) -> tuple:
-        return (self.problem.suite, self.problem.name, self.method, self.seed, float(self.noise), float(self.max_time))
+        return (
+            self.problem.suite,
+            self.problem.name,
+            self.method,
+            self.seed,
+            float(self.noise),
+            float(self.max_time),
+        )
 
 
 def make_tasks(
@@ -164,7 +171,10 @@ def single_threaded(import_torch: bool):
 
 
 def run_task(task: Task) -> dict:
-    """Fit and judge one task; errors become a row with ``error`` set (and are retried on resume)."""
+    """Fit and judge one task.
+
+    Errors become a row with ``error`` set (and are retried on resume).
+    """
     from .metrics import model_metrics, r2_score
 
     p = task.problem
@@ -175,7 +185,9 @@ def run_task(task: Task) -> dict:
             data = p.sample(seed=task.seed, noise=task.noise)
             ops = (p.binary_operators, p.unary_operators, p.use_constants)
             fitted = fit_method(task.method, data, ops, task.max_time, task.seed, task.params)
-            metrics = model_metrics(fitted.model, data.y_test, fitted.y_pred_test, data.truth, task.simplify_timeout)
+            metrics = model_metrics(
+                fitted.model, data.y_test, fitted.y_pred_test, data.truth, task.simplify_timeout
+            )
         row.update(metrics)
         row.update(
             r2_train=r2_score(data.y_train, fitted.y_pred_train),
@@ -190,7 +202,9 @@ def run_task(task: Task) -> dict:
         )
     except Exception as err:  # noqa: BLE001 - one failed task must not end the run
         last = traceback.extract_tb(err.__traceback__)[-1]
-        row["error"] = f"{type(err).__name__}: {err} ({Path(last.filename).name}:{last.lineno})".replace("\n", " ")
+        row["error"] = (
+            f"{type(err).__name__}: {err} ({Path(last.filename).name}:{last.lineno})"
+        ).replace("\n", " ")
     return row
 
 
@@ -213,7 +227,9 @@ def _format(column: str, value) -> str:
     if column in _BOOL:
         return "1" if value else "0"
     if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("-inf" if value < 0 else ("inf" if value > 0 else "nan"))
+        return repr(value) if math.isfinite(value) else (
+            "-inf" if value < 0 else ("inf" if value > 0 else "nan")
+        )
     return str(value)
 
 
@@ -253,7 +269,8 @@ class _ResultsWriter:
                 header = next(csv.reader(fh), [])
             if list(header) != list(COLUMNS):
                 raise BenchError(
-                    f"{path}: was written with other columns; pass another --out or move the file away"
+                    f"{path}: was written with other columns; "
+                    "pass another --out or move the file away"
                 )
             with path.open("rb") as fh:
                 fh.seek(-1, os.SEEK_END)
@@ -382,7 +399,8 @@ def rescore_results(tasks: Sequence[Task], out: str | Path, timeout: float = 10.
             continue  # a model string SymPy cannot read back keeps its first scores
         row["accuracy_solution"] = row["r2_test"] > ACCURACY_R2
         row["symbolic_solution"] = (
-            None if truth is None else is_symbolic_solution(model, truth, timeout, r2=row["r2_test"])
+            None if truth is None
+            else is_symbolic_solution(model, truth, timeout, r2=row["r2_test"])
         )
         row["complexity"] = simplified_complexity(model, timeout)
         done.append(_normalise(row))
@@ -402,7 +420,9 @@ def _normalise(row: dict) -> dict:
     return {c: _parse(c, _format(c, row.get(c))) for c in COLUMNS}
 
 
-def _execute(tasks: Sequence[Task], n_jobs: int, backend: str, scheduler: str | None) -> Iterable[dict]:
+def _execute(
+    tasks: Sequence[Task], n_jobs: int, backend: str, scheduler: str | None
+) -> Iterable[dict]:
     if not tasks:
         return
     if scheduler or backend == "dask":
@@ -414,7 +434,9 @@ def _execute(tasks: Sequence[Task], n_jobs: int, backend: str, scheduler: str | 
         from joblib import Parallel, delayed, parallel_config
 
         with parallel_config(backend="loky", inner_max_num_threads=1):
-            parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered", batch_size=1, pre_dispatch="n_jobs")
+            parallel = Parallel(
+                n_jobs=n_jobs, return_as="generator_unordered", batch_size=1, pre_dispatch="n_jobs"
+            )
             yield from parallel(delayed(run_task)(t) for t in tasks)
 
 
@@ -422,7 +444,9 @@ def _execute_dask(tasks: Sequence[Task], n_jobs: int, scheduler: str | None) -> 
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise BenchError("the Dask backend needs dask.distributed: pip install 'cadsr-sklearn[distributed]'") from None
+        raise BenchError(
+            "the Dask backend needs dask.distributed: pip install 'cadsr-sklearn[distributed]'"
+        ) from None
     from joblib import Parallel, delayed, parallel_config
 
     cluster = None
@@ -431,9 +455,13 @@ def _execute_dask(tasks: Sequence[Task], n_jobs: int, scheduler: str | None) -> 
             try:
                 client = Client(scheduler, timeout=_CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as err:
-                raise BenchError(f"cannot reach the Dask scheduler at {scheduler} ({err})") from None
+                raise BenchError(
+                    f"cannot reach the Dask scheduler at {scheduler} ({err})"
+                ) from None
         else:
-            cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None
+            )
             client = Client(cluster)
         try:
             with parallel_config(backend="dask", client=client):
@@ -509,7 +537,9 @@ def _select_problems(args) -> list[Problem | TableProblem]:
         try:
             problems.extend(get_suite(name))
         except ValueError:
-            raise BenchError(f"unknown suite {name!r}; choose from {', '.join(sorted(SUITES))}") from None
+            raise BenchError(
+                f"unknown suite {name!r}; choose from {', '.join(sorted(SUITES))}"
+            ) from None
     if args.formula is not None and len(args.data or []) != 1:
         raise BenchError("--formula goes with exactly one --data file")
     for path in args.data or []:
@@ -530,16 +560,23 @@ def _select_problems(args) -> list[Problem | TableProblem]:
         known = {p.name.lower() for p in problems}
         unknown = [w for w in args.problems if w.lower() not in known]
         if unknown:
-            raise BenchError(f"unknown problem(s) {unknown} in the chosen suite(s) {suites or ['--data']}")
+            raise BenchError(
+                f"unknown problem(s) {unknown} in the chosen suite(s) {suites or ['--data']}"
+            )
         problems = [p for p in problems if p.name.lower() in wanted]
     names = [(p.suite, p.name) for p in problems]
     if len(set(names)) != len(names):
-        raise BenchError("two problems share a name (pass each --data file once, with distinct names)")
+        raise BenchError(
+            "two problems share a name (pass each --data file once, with distinct names)"
+        )
     return problems
 
 
 def _print_row(row: dict, i: int, total: int) -> None:
-    head = f"[{i:>{len(str(total))}}/{total}] {row['problem']} seed={row['seed']} noise={row['noise']:g} {row['method']}"
+    head = (
+        f"[{i:>{len(str(total))}}/{total}] {row['problem']} seed={row['seed']} "
+        f"noise={row['noise']:g} {row['method']}"
+    )
     if row.get("error"):
         print(f"{head}: FAILED {row['error']}", flush=True)
         return
@@ -581,15 +618,20 @@ def _bench(args: argparse.Namespace) -> int:
     problems = _select_problems(args)
     params = _parse_params(args.params or [], methods)
     backend = "dask" if args.scheduler else args.backend
-    tasks = make_tasks(problems, methods, seeds, sorted(set(args.noise)), args.max_time, params, args.simplify_timeout)
+    tasks = make_tasks(
+        problems, methods, seeds, sorted(set(args.noise)), args.max_time, params,
+        args.simplify_timeout,
+    )
 
     out = Path(args.out) if args.out else None
     where = f"Dask scheduler {args.scheduler}" if args.scheduler else (
         f"a local Dask cluster of {args.n_jobs}" if backend == "dask" else f"{args.n_jobs} job(s)"
     )
     print(
-        f"cadsr bench: {len(problems)} problem(s) × {len(seeds)} seed(s) × {len(set(args.noise))} noise level(s) "
-        f"× {len(methods)} method(s) = {len(tasks)} task(s), max {args.max_time:g} s each, on {where}"
+        f"cadsr bench: {len(problems)} problem(s) × {len(seeds)} seed(s) "
+        f"× {len(set(args.noise))} noise level(s) "
+        f"× {len(methods)} method(s) = {len(tasks)} task(s), "
+        f"max {args.max_time:g} s each, on {where}"
         + (f"; results in {out}" if out else ""),
         flush=True,
     )
@@ -598,7 +640,10 @@ def _bench(args: argparse.Namespace) -> int:
         if out is None or not out.exists():
             raise BenchError(f"--rescore needs an existing --out file, got {args.out!r}")
         outcome = rescore_results(tasks, out, args.simplify_timeout)
-        print(f"Rescored {len(outcome.rows)} row(s) of {out} in {time.perf_counter() - start:.0f} s.")
+        print(
+            f"Rescored {len(outcome.rows)} row(s) of {out} "
+            f"in {time.perf_counter() - start:.0f} s."
+        )
     else:
         outcome = run_tasks(tasks, out, args.n_jobs, backend, args.scheduler, on_row=_print_row)
         wall = time.perf_counter() - start
@@ -614,17 +659,28 @@ def _bench(args: argparse.Namespace) -> int:
         if not args.no_plot:
             plot_path = Path(args.plot) if args.plot else (out.with_suffix(".png") if out else None)
             if plot_path is not None:
-                title = f"{', '.join(sorted({r['suite'] for r in outcome.rows}))}: max_time {args.max_time:g} s"
+                title = (
+                    f"{', '.join(sorted({r['suite'] for r in outcome.rows}))}: "
+                    f"max_time {args.max_time:g} s"
+                )
                 written = plot_pareto(outcome.rows, plot_path, title)
-                print(f"\nWrote {written}" if written else "\n(matplotlib is not installed: no plot)")
+                print(
+                    f"\nWrote {written}" if written else "\n(matplotlib is not installed: no plot)"
+                )
     if outcome.interrupted:
-        print(f"Interrupted: {outcome.new} new row(s) kept; run the same command again to resume.", file=sys.stderr)
+        print(
+            f"Interrupted: {outcome.new} new row(s) kept; run the same command again to resume.",
+            file=sys.stderr,
+        )
         return 130
     return 1 if outcome.failed else 0
 
 
 def add_bench_parser(subparsers) -> argparse.ArgumentParser:
-    """Register ``bench`` on ``cadsr``'s sub-command parsers; the handler returns the exit status."""
+    """Register ``bench`` on ``cadsr``'s sub-command parsers.
+
+    The handler returns the exit status.
+    """
     bench = subparsers.add_parser(
         "bench",
         help="benchmark CADSR (and gplearn / Operon) on Nguyen, Constant, Feynman or your files",
@@ -634,31 +690,42 @@ def add_bench_parser(subparsers) -> argparse.ArgumentParser:
             "skips the finished tasks."
         ),
     )
-    bench.add_argument("--suite", nargs="+", default=None, help=f"built-in suites: {', '.join(SUITES)} (default nguyen)")
+    bench.add_argument("--suite", nargs="+", default=None,
+                       help=f"built-in suites: {', '.join(SUITES)} (default nguyen)")
     bench.add_argument("--data", nargs="+", default=None, metavar="PATH",
                        help="PMLB/SRBench files (.tsv, .tsv.gz, .csv) to benchmark on")
     bench.add_argument("--target", default="target", help="target column of the --data files")
-    bench.add_argument("--formula", default=None, help="ground truth of the one --data file (SymPy syntax)")
-    bench.add_argument("--test-size", type=float, default=0.25, help="held-out fraction of --data files")
-    bench.add_argument("--max-train-samples", type=int, default=10_000, help="training-row cap of --data files (0: none)")
-    bench.add_argument("--problems", nargs="+", default=None, metavar="NAME", help="only these problems, e.g. Nguyen-1 Nguyen-7")
+    bench.add_argument("--formula", default=None,
+                       help="ground truth of the one --data file (SymPy syntax)")
+    bench.add_argument("--test-size", type=float, default=0.25,
+                       help="held-out fraction of --data files")
+    bench.add_argument("--max-train-samples", type=int, default=10_000,
+                       help="training-row cap of --data files (0: none)")
+    bench.add_argument("--problems", nargs="+", default=None, metavar="NAME",
+                       help="only these problems, e.g. Nguyen-1 Nguyen-7")
     bench.add_argument("--method", nargs="+", default=["cadsr"], metavar="METHOD",
                        help=f"methods to compare: {', '.join(METHODS)} (default cadsr)")
-    bench.add_argument("--seeds", nargs="+", default=["0"], help="e.g. 0-4, 0,1,2 or 0 1 2 (default 0)")
-    bench.add_argument("--noise", nargs="+", type=float, default=[0.0], help="SRBench noise levels γ (default 0)")
+    bench.add_argument("--seeds", nargs="+", default=["0"],
+                       help="e.g. 0-4, 0,1,2 or 0 1 2 (default 0)")
+    bench.add_argument("--noise", nargs="+", type=float, default=[0.0],
+                       help="SRBench noise levels γ (default 0)")
     bench.add_argument("--max-time", type=float, default=60.0, help="seconds per fit (default 60)")
     bench.add_argument("--params", nargs="+", default=None, metavar="KEY=VALUE",
-                       help="estimator parameters: KEY=VALUE for cadsr, gplearn.KEY=VALUE, operon.KEY=VALUE")
+                       help="estimator parameters: KEY=VALUE for cadsr, gplearn.KEY=VALUE, "
+                            "operon.KEY=VALUE")
     bench.add_argument("--n-jobs", type=int, default=1, help="parallel tasks (default 1)")
     bench.add_argument("--backend", default="loky", metavar="{loky,dask}",
                        help="loky processes on this machine (default), or a local Dask cluster")
     bench.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="run on the Dask cluster at ADDRESS, e.g. tcp://10.0.0.5:8786")
-    bench.add_argument("--out", default="bench-results.csv", help="results CSV, appended to and resumed from")
-    bench.add_argument("--plot", default=None, help="PNG of complexity vs R² (default: --out with .png)")
+    bench.add_argument("--out", default="bench-results.csv",
+                       help="results CSV, appended to and resumed from")
+    bench.add_argument("--plot", default=None,
+                       help="PNG of complexity vs R² (default: --out with .png)")
     bench.add_argument("--no-plot", action="store_true", help="do not write the plot")
     bench.add_argument("--no-summary", action="store_true", help="do not print the summary tables")
-    bench.add_argument("--simplify-timeout", type=float, default=10.0, help="seconds per SymPy simplification")
+    bench.add_argument("--simplify-timeout", type=float, default=10.0,
+                       help="seconds per SymPy simplification")
     bench.add_argument("--rescore", action="store_true",
                        help="fit nothing: recompute the SymPy metrics of the rows already in --out")
     bench.set_defaults(run=_cmd_bench)

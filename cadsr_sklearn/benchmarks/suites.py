@@ -138,7 +138,10 @@ def _parse_formula(formula: str, variables: tuple[str, ...]) -> sympy.Expr:
         raise ValueError(f"Cannot parse the formula {formula!r}: {err}") from None
     unknown = {str(s) for s in expr.free_symbols} - set(variables)
     if unknown:
-        raise ValueError(f"The formula {formula!r} uses {sorted(unknown)}, which are not columns {list(variables)}.")
+        raise ValueError(
+            f"The formula {formula!r} uses {sorted(unknown)}, "
+            f"which are not columns {list(variables)}."
+        )
     return expr
 
 
@@ -154,7 +157,9 @@ def _stem(path: Path) -> str:
     return path.stem
 
 
-def read_table(path: str | Path, target: str = "target") -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+def read_table(
+    path: str | Path, target: str = "target"
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     """Read a PMLB/SRBench table: ``(X, y, feature_names)``.
 
     Tab-separated for ``.tsv[.gz]`` (PMLB's format), comma-separated for
@@ -191,7 +196,9 @@ def read_table(path: str | Path, target: str = "target") -> tuple[np.ndarray, np
     try:
         values = np.array([[float(v) for v in r] for r in rows[1:]], dtype=np.float64)
     except ValueError as err:
-        raise ValueError(f"{path}: non-numeric value ({err}); encode or drop such columns") from None
+        raise ValueError(
+            f"{path}: non-numeric value ({err}); encode or drop such columns"
+        ) from None
     if values.ndim != 2 or values.shape[1] != len(header):
         raise ValueError(f"{path}: rows do not all have {len(header)} fields")
     if not np.all(np.isfinite(values)):
@@ -244,7 +251,9 @@ class TableProblem:
         if not 0 < self.test_size < 1:
             raise ValueError(f"test_size must be in (0, 1), got {self.test_size}.")
         if self.max_train_samples is not None and self.max_train_samples < 1:
-            raise ValueError(f"max_train_samples must be >= 1 or None, got {self.max_train_samples}.")
+            raise ValueError(
+                f"max_train_samples must be >= 1 or None, got {self.max_train_samples}."
+            )
         if len(self.X) < 2:
             raise ValueError(f"{self.name}: at least 2 rows are needed for a train/test split.")
         if self.formula is not None:
@@ -252,9 +261,17 @@ class TableProblem:
 
     @classmethod
     def from_file(
-        cls, path: str | Path, target: str = "target", formula: str | None = None, name: str | None = None, **kwargs
+        cls,
+        path: str | Path,
+        target: str = "target",
+        formula: str | None = None,
+        name: str | None = None,
+        **kwargs,
     ) -> "TableProblem":
-        """Read ``path`` (see :func:`read_table`); ``name`` defaults to the file name without suffixes."""
+        """Read ``path`` (see :func:`read_table`).
+
+        ``name`` defaults to the file name without suffixes.
+        """
         X, y, names = read_table(path, target)
         return cls(name or _stem(Path(path)), X, y, names, formula, **kwargs)
 
@@ -267,7 +284,10 @@ class TableProblem:
         return None if self.formula is None else _parse_formula(self.formula, self.variables)
 
     def sample(self, seed: int = 0, noise: float = 0.0) -> Dataset:
-        """SRBench's split: seeded shuffle, ``test_size`` held out, training rows capped, noise on train."""
+        """SRBench's split: seeded shuffle, ``test_size`` held out, training rows capped.
+
+        Noise is added to the training targets only.
+        """
         from sklearn.model_selection import train_test_split
 
         X_train, X_test, y_train, y_test = train_test_split(

@@ -78,7 +78,10 @@ def _column_names(est, X=None) -> list[str]:
 #: is renamed (``sin`` → ``sin_``), whether or not this formula uses it, so the
 #: mapping from columns to names never depends on the fitted formula.
 RESERVED_NAMES = frozenset(
-    {"sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "Abs", "oo", "zoo", "nan", "Piecewise", "Eq"}
+    {
+        "sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "Abs", "oo", "zoo", "nan",
+        "Piecewise", "Eq",
+    }
 )
 
 
@@ -94,7 +97,12 @@ def formula_names(columns, reserved=RESERVED_NAMES) -> list[str]:
     out: list[str] = []
     taken: set[str] = set()
     for col in map(str, columns):
-        if col.isidentifier() and not keyword.iskeyword(col) and col not in reserved and col not in taken:
+        if (
+            col.isidentifier()
+            and not keyword.iskeyword(col)
+            and col not in reserved
+            and col not in taken
+        ):
             out.append(col)
             taken.add(col)
             continue
@@ -119,7 +127,9 @@ def _printable_numbers(expr: sympy.Expr) -> sympy.Expr:
     string can only mean a column.
     """
     expr = expr.xreplace({c: sympy.Float(float(c)) for c in expr.atoms(sympy.NumberSymbol)})
-    return expr.xreplace({f: sympy.Float(repr(float(f))) for f in expr.atoms(sympy.Float) if f.is_finite})
+    return expr.xreplace(
+        {f: sympy.Float(repr(float(f))) for f in expr.atoms(sympy.Float) if f.is_finite}
+    )
 
 
 def model(est, X=None) -> str:
