@@ -1,16 +1,16 @@
-"""Symbolic recovery on Nguyen-1…12 and Constant-1…8 with default parameters.
+"""Symbolic recovery on Nguyen-1…12, Constant-1…8 and the Feynman dev sample.
 
-Each (problem, seed) runs CADSRRegressor() with its defaults (the paper's SRBench column) under
-``--max-time`` seconds; ``--operators default`` keeps the default token set (pow, sqrt, 1 and the
-constant token included), ``--operators suite`` uses the suite's own set (Koza for Nguyen, as DSR
-was measured), in parallel
-over ``--n-jobs`` processes, each single-threaded. Reports per problem: symbolic recovery rate
-(SRBench's definition, judged over the reals: ``solved``; as SRBench writes it, over complex
-symbols: ``solved_srbench``), how many runs are exact on the noiseless test set (test MSE ≤ 1e-20·Var,
-a separate column: it also counts exact forms SymPy cannot match to the truth), median test R²,
-median complexity, median time to the solution. The ``*_unsnapped`` columns judge, from the same
-run, τ* before its constants were snapped (``unsnapped_expression_``, simplified the same way):
-snapping runs after the search, so this is the fit ``snap_constants=False`` would have returned.
+Each (problem, seed) runs CADSRRegressor() with its defaults, or with the ``--param KEY=VALUE``
+settings, under ``--max-time`` seconds; ``--operators default`` keeps the default token set
+(pow, sqrt, 1 and the constant token included), ``--operators suite`` uses the suite's own set
+(Koza for Nguyen, as DSR was measured), in parallel over ``--n-jobs`` processes, each
+single-threaded. Reports per problem: symbolic recovery rate (SRBench's definition, judged over
+the reals: ``solved``; as SRBench writes it, over complex symbols: ``solved_srbench``), how many
+runs are exact on the noiseless test set (test MSE ≤ 1e-20·Var, a separate column: it also
+counts exact forms SymPy cannot match to the truth), median test R², median complexity, median
+time to the solution. The ``*_unsnapped`` columns judge, from the same run, τ* before its
+constants were snapped (``unsnapped_expression_``, simplified the same way): snapping runs
+after the search, so this is the fit ``snap_constants=False`` would have returned.
 ``size`` is the SymPy node count of the reported (simplified) formula.
 Rows are appended to ``--out`` as they finish, and rows already there are skipped, so a run
 can be resumed. ``--rejudge`` recomputes both "solved" columns of the rows in ``--out`` from
@@ -30,8 +30,10 @@ from pathlib import Path
 
 from joblib import Parallel, delayed
 
-DSR_ALWAYS = ["Nguyen-1", "Nguyen-2", "Nguyen-3", "Nguyen-4", "Nguyen-6", "Nguyen-9", "Nguyen-10", "Nguyen-11"]
-FIELDS = ["problem", "seed", "solved", "solved_srbench", "exact_test", "r2_test", "complexity", "time_s",
+DSR_ALWAYS = ["Nguyen-1", "Nguyen-2", "Nguyen-3", "Nguyen-4", "Nguyen-6", "Nguyen-9",
+              "Nguyen-10", "Nguyen-11"]
+FIELDS = ["problem", "seed", "solved", "solved_srbench", "exact_test", "r2_test", "complexity",
+          "time_s",
           "time_to_best_s", "epochs", "stop", "formula", "size", "solved_srbench_unsnapped",
           "r2_test_unsnapped", "size_unsnapped", "formula_unsnapped"]
 EXACT_NMSE = 1e-20  # the estimator's default tol, applied to the noiseless test set
@@ -53,7 +55,7 @@ def is_exact(y_pred, y_test) -> bool:
 
 
 def judge(name: str, formula, r2: float) -> tuple[int, int]:
-    """(solved over the reals, solved by SRBench's test as written) for a model of problem ``name``."""
+    """(solved over the reals, solved by SRBench's test as written) for a model of ``name``."""
     import sympy
 
     from cadsr_sklearn.benchmarks import get_problem
@@ -101,7 +103,8 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default",
     start = time.perf_counter()
     params = dict(extra or {})
     if operators == "suite":
-        params = dict(binary_operators=problem.binary_operators, unary_operators=problem.unary_operators,
+        params = dict(binary_operators=problem.binary_operators,
+                      unary_operators=problem.unary_operators,
                       use_constants=problem.use_constants, use_one=False)
     # one core per fit: --n-jobs fits run side by side
     model = CADSRRegressor(max_time=max_time, random_state=seed, device="cpu", n_jobs=1, **params)
@@ -131,9 +134,11 @@ def run_one(name: str, seed: int, max_time: float, operators: str = "default",
     time_to_best = next((h["time"] for h in model.history_ if h["best_reward"] == best), elapsed)
     return {
         "problem": name, "seed": seed, "solved": solved, "solved_srbench": solved_srbench,
-        "exact_test": int(is_exact(model.predict(data.X_test), data.y_test)), "r2_test": round(float(r2), 6),
+        "exact_test": int(is_exact(model.predict(data.X_test), data.y_test)),
+        "r2_test": round(float(r2), 6),
         "complexity": model.best_expression_.complexity, "time_s": round(elapsed, 2),
-        "time_to_best_s": round(time_to_best, 2), "epochs": model.n_epochs_, "stop": model.stop_reason_, "formula": str(formula),
+        "time_to_best_s": round(time_to_best, 2), "epochs": model.n_epochs_,
+        "stop": model.stop_reason_, "formula": str(formula),
         "size": sympy_complexity(formula), "solved_srbench_unsnapped": raw_solved_srbench,
         "r2_test_unsnapped": round(raw_r2, 6), "size_unsnapped": sympy_complexity(raw_formula),
         "formula_unsnapped": str(raw_formula),
@@ -153,7 +158,8 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="0-4")
     parser.add_argument("--max-time", type=float, default=120.0)
     parser.add_argument("--n-jobs", type=int, default=2)
@@ -203,7 +209,8 @@ def main() -> None:
     for row in results:
         with out.open("a", newline="") as fh:
             csv.DictWriter(fh, fields, extrasaction="ignore").writerow(row)
-        print(f"{row['problem']:<12} seed {row['seed']}  solved={row['solved']}  R²={row['r2_test']:.4f}  "
+        print(f"{row['problem']:<12} seed {row['seed']}  solved={row['solved']}  "
+              f"R²={row['r2_test']:.4f}  "
               f"k={row['complexity']}  {row['time_s']:.0f}s  {row['formula']}", flush=True)
 
     with out.open() as fh:
@@ -220,7 +227,8 @@ def main() -> None:
             continue
         rate = sum(int(r["solved"]) for r in rs) / len(rs)
         summary[name] = rate
-        srbench = [int(r["solved_srbench"]) for r in rs if r.get("solved_srbench") not in (None, "")]
+        srbench = [int(r["solved_srbench"]) for r in rs
+                   if r.get("solved_srbench") not in (None, "")]
         srbench_rates[name] = sum(srbench) / len(srbench) if srbench else None
         srbench_text = f"{sum(srbench)}/{len(srbench)}" if srbench else "-"
         raw = [int(r["solved_srbench_unsnapped"]) for r in rs
@@ -230,7 +238,8 @@ def main() -> None:
         exact = [int(r["exact_test"]) for r in rs if r.get("exact_test") not in (None, "")]
         exact_rates[name] = sum(exact) / len(exact) if exact else None
         exact_text = f"{sum(exact)}/{len(exact)}" if exact else "-"
-        print(f"{name:<12}{sum(int(r['solved']) for r in rs):>5}/{len(rs):<2}{srbench_text:>9}{raw_text:>8}"
+        print(f"{name:<12}{sum(int(r['solved']) for r in rs):>5}/{len(rs):<2}"
+              f"{srbench_text:>9}{raw_text:>8}"
               f"{exact_text:>8}"
               f"{statistics.median(float(r['r2_test']) for r in rs):>10.4f}"
               f"{statistics.median(int(r['complexity']) for r in rs):>7.0f}"

@@ -481,9 +481,10 @@ def _cmd_fit(args) -> int:
 
     import joblib
 
-    from .estimator import CADSRRegressor
+    from .estimator import PAPER_SETTINGS, CADSRRegressor
 
-    params = dict(max_time=args.max_time, random_state=args.seed, device=args.device, verbose=1)
+    params = dict(PAPER_SETTINGS) if args.paper else {}
+    params.update(max_time=args.max_time, random_state=args.seed, device=args.device, verbose=1)
     for option, name in (("n_epochs", "n_epochs"), ("batch_size", "batch_size"),
                          ("patience", "patience"), ("n_jobs", "n_jobs")):
         if getattr(args, option) is not None:
@@ -732,6 +733,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="columns to leave out")
     fit.add_argument("--validation", type=_fraction, default=None, metavar="FRACTION",
                      help="hold out this fraction of the rows (seeded) and report R² on them")
+    fit.add_argument("--paper", action="store_true",
+                     help="start from the paper's settings (CADSRRegressor.paper()); the "
+                     "options given here still apply")
     fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                      help="any CADSRRegressor parameter, e.g. --param snap_constants=False "
                      "--param alpha=2.5 (repeatable; VALUE is read as a Python literal)")

@@ -291,7 +291,9 @@ def grpo_loss(
         diagnostics = {
             # k3 estimator of KL(θ_old ‖ θ), as in CleanRL
             "approx_kl": float(((ratio - 1.0) * valid - log_ratio).sum() / n_tokens),
-            "clip_fraction": float((((ratio - 1.0).abs() > config.epsilon) * valid).sum() / n_tokens),
+            "clip_fraction": float(
+                (((ratio - 1.0).abs() > config.epsilon) * valid).sum() / n_tokens
+            ),
             "kl_ref": float(kl_ref.sum() / n_tokens),
             "entropy": float(entropy.sum() / n_tokens),
             "loss": float(loss),
@@ -379,7 +381,8 @@ def run_search(
                     if replay
                     else [batch[top]]
                 )
-                w = torch.as_tensor(weights, dtype=torch.get_default_dtype(), device=train_batch.tokens.device)
+                w = torch.as_tensor(weights, dtype=torch.get_default_dtype(),
+                                    device=train_batch.tokens.device)
 
                 # 5. C gradient steps on eq. (13) (or one step of the risk-seeking ablation)
                 diagnostics = _policy_update(
@@ -402,7 +405,8 @@ def run_search(
                 "best_reward": result.best.reward if result.best else -math.inf,
                 "best_loss": result.best.loss if result.best else math.inf,
                 "best_complexity": result.best.complexity if result.best else 0,
-                "batch_mean_reward": float(np.mean(rewards[np.isfinite(rewards)])) if np.isfinite(rewards).any() else -math.inf,
+                "batch_mean_reward": (float(np.mean(rewards[np.isfinite(rewards)]))
+                                      if np.isfinite(rewards).any() else -math.inf),
                 "n_unique": len(set(batch.keys())),
                 "invalid_fraction": float(np.mean(~np.isfinite(rewards))),
                 "evaluations": result.n_evaluations,
@@ -416,7 +420,8 @@ def run_search(
             if on_epoch is not None:
                 on_epoch(record, result)
 
-            stop = _stop_reason(config, result, now - start, epoch_seconds, epoch - last_improvement, exact_loss)
+            stop = _stop_reason(config, result, now - start, epoch_seconds,
+                                epoch - last_improvement, exact_loss)
             if stop:
                 result.stop_reason = stop
                 break
@@ -471,7 +476,8 @@ def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
     """
     deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     try:
-        result.best = prune(result.best, scorer.refit, sampler.constraints.admits, max_loss, deadline)
+        result.best = prune(result.best, scorer.refit, sampler.constraints.admits, max_loss,
+                            deadline)
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"
@@ -535,7 +541,8 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dic
         if config.policy == "risk_seeking":
             loss, diagnostics = risk_seeking_loss(policy, batch, weights, config)
         else:
-            loss, diagnostics = grpo_loss(policy, batch, weights, old_log_probs, ref_log_dist, config)
+            loss, diagnostics = grpo_loss(policy, batch, weights, old_log_probs, ref_log_dist,
+                                          config)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

@@ -331,6 +331,18 @@ def test_fit_options_people_reach_for(data_csv, tmp_path, capsys):
     assert model.snap_constants is False and model.alpha == 10
 
 
+def test_fit_from_the_papers_settings(data_csv, tmp_path):
+    out = str(tmp_path / "m.joblib")
+    code = main(["fit", str(data_csv), "--target", "y", "--out", out, "--paper", "--n-epochs",
+                 "2", "--batch-size", "32", "--param", "ff_dim=32", "--device", "cpu"])
+    assert code == 0
+    import joblib
+
+    model = joblib.load(out)
+    assert model.learning_rate == 1e-4 and model.prune is False  # the paper's
+    assert (model.n_epochs, model.batch_size) == (2, 32)  # the options given win
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--param", "nope=1"], "not a CADSRRegressor parameter"),
     (["--param", "alpha"], "expected KEY=VALUE"),

@@ -8,7 +8,7 @@ import sympy
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn import training
-from cadsr_sklearn.estimator import resolve_device
+from cadsr_sklearn.estimator import PAPER_SETTINGS, resolve_device
 
 FAST = dict(batch_size=200, ff_dim=64, learning_rate=1e-3, device="cpu", random_state=0)
 
@@ -46,7 +46,8 @@ def test_fitted_attributes(fitted):
     assert fitted.n_evaluations_ == fitted.n_epochs_ * 200
     assert len(fitted.history_) == fitted.n_epochs_
     record = fitted.history_[-1]
-    for key in ("best_reward", "best_loss", "time", "evaluations", "approx_kl", "clip_fraction", "entropy", "kl_ref"):
+    for key in ("best_reward", "best_loss", "time", "evaluations", "approx_kl", "clip_fraction",
+                "entropy", "kl_ref", "n_unique"):
         assert key in record
     front = fitted.equations_
     assert list(front["complexity"]) == sorted(front["complexity"])
@@ -141,9 +142,25 @@ def test_policy_ablation_and_rewards_run(quadratic):
         {"reward": "spl"},
         {"reward": "tpsr"},
         {"bic_variance": "mle"},
+        {"parent_sibling": True, "arity_prior": True, "length_prior": 10, "embedding_std": 0.7},
     ):
         model = CADSRRegressor(n_epochs=2, **{**FAST, "batch_size": 50}, **params).fit(X, y)
         assert np.all(np.isfinite(model.predict(X))), params
+
+
+def test_paper_settings_are_the_papers_table_with_the_additions_off():
+    model = CADSRRegressor.paper(max_time=5.0)
+    params = model.get_params()
+    assert params["max_time"] == 5.0
+    assert (params["batch_size"], params["n_epochs"], params["learning_rate"]) == (1000, 600, 1e-4)
+    assert params["entropy_coef"] == 0.005
+    assert not (params["prune"] or params["snap_constants"] or params["parent_sibling"]
+                or params["arity_prior"])
+    assert params["length_prior"] is None and params["tol"] == 0
+    assert set(PAPER_SETTINGS) <= set(params)
+    assert CADSRRegressor.paper(learning_rate=1e-3).learning_rate == 1e-3  # overrides win
+    with pytest.raises(TypeError):
+        PAPER_SETTINGS["batch_size"] = 1  # read-only
 
 
 def test_resolve_device():

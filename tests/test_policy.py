@@ -68,6 +68,31 @@ def test_cached_step_matches_forward(attention, position_encoding, n_layers, n_h
     assert torch.allclose(torch.stack(steps, 1), full, atol=1e-5)
 
 
+def test_parent_sibling_inputs_step_matches_forward_and_are_read():
+    policy = small_policy(parent_sibling=True, n_layers=2, n_heads=2)
+    tokens, depth, horizontal = random_inputs(policy)
+    g = torch.Generator().manual_seed(3)
+    parent = torch.randint(0, policy.n_tokens + 1, tokens.shape, generator=g)
+    sibling = torch.randint(0, policy.n_tokens + 1, tokens.shape, generator=g)
+    tokens_in = policy.shift_right(tokens)
+    with torch.no_grad():
+        full = policy(tokens_in, depth, horizontal, None, parent, sibling)
+        cache = policy.init_cache(tokens.shape[0])
+        steps = [policy.step(tokens_in[:, t], depth[:, t], horizontal[:, t], t, cache,
+                             parent[:, t], sibling[:, t]) for t in range(tokens.shape[1])]
+        other = policy(tokens_in, depth, horizontal, None, (parent + 1) % policy.n_tokens, sibling)
+    assert torch.allclose(torch.stack(steps, 1), full, atol=1e-5)
+    assert not torch.allclose(other, full, atol=1e-4)  # the parent's token is an input
+
+
+@pytest.mark.parametrize("std", [0.02, 0.7])
+def test_embedding_std_sets_the_token_embedding_scale(std):
+    policy = small_policy(n_tokens=200, embedding_std=std, parent_sibling=True)
+    for table in (policy.embed, policy.embed_parent, policy.embed_sibling):
+        assert abs(float(table.weight.detach().std()) - std) < 0.1 * std
+    assert float(policy.head.weight.detach().std()) < 0.03  # the output layer stays small
+
+
 def test_cache_select_keeps_rows():
     policy = small_policy()
     tokens, depth, horizontal = random_inputs(policy)

@@ -8,6 +8,7 @@ from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
+from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import (PAD, Batch, Sampler, masked_entropy, masked_kl,
                                    masked_log_softmax, rescore, token_log_probs)
 
@@ -18,14 +19,16 @@ COMBOS = [(a, p) for a in ("dct", "standard") for p in ("dpe", "1d")]
 
 
 def make_sampler(library=LIB, seed=0, max_length=16, attention="dct", position_encoding="dpe",
-                 sharpen=50.0, **settings):
+                 sharpen=50.0, parent_sibling=False, priors=None, **settings):
     torch.manual_seed(seed)
     policy = Policy(len(library), max_length=max_length, ff_dim=64, n_layers=2, n_heads=2,
-                    attention=attention, position_encoding=position_encoding).eval()
+                    attention=attention, position_encoding=position_encoding,
+                    parent_sibling=parent_sibling).eval()
     # Sharpen the untrained policy a little so that log-probs are not all ≈ −log V.
     with torch.no_grad():
         policy.head.weight.mul_(sharpen)
-    return Sampler(policy, library, Constraints(library, max_length=max_length, **settings))
+    return Sampler(policy, library, Constraints(library, max_length=max_length, **settings),
+                   priors)
 
 
 def gen(seed=0):
@@ -44,9 +47,16 @@ def batch(sampler):
 
 # ------------------------------------------------------------ the invariant
 
-@pytest.mark.parametrize("attention,position_encoding", COMBOS)
-def test_rescoring_reproduces_sampling_log_probs(attention, position_encoding):
-    s = make_sampler(attention=attention, position_encoding=position_encoding)
+OPTIONS = [dict(attention=a, position_encoding=p) for a, p in COMBOS] + [
+    dict(parent_sibling=True),
+    dict(priors=Priors(LIB, uniform_arity=True, length=6)),
+    dict(parent_sibling=True, priors=Priors(LIB, length=5), attention="standard"),
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+def test_rescoring_reproduces_sampling_log_probs(options):
+    s = make_sampler(**options)
     batch = s.sample(300, gen(1))
     assert batch.log_probs.min() < -1.0  # a non-trivial distribution
     with torch.no_grad():
@@ -54,9 +64,10 @@ def test_rescoring_reproduces_sampling_log_probs(attention, position_encoding):
     assert torch.allclose(log_probs, batch.log_probs, atol=1e-5)
     assert torch.allclose(entropies, batch.entropies, atol=1e-5)
     forced = s.teacher_force(batch.token_lists())
-    for name in ("tokens", "lengths", "depth", "masks"):
+    for name in ("tokens", "lengths", "depth", "masks", "parent", "sibling"):
         assert torch.equal(getattr(forced, name), getattr(batch, name)), name
     assert torch.allclose(forced.horizontal, batch.horizontal)
+    assert torch.allclose(forced.priors, batch.priors)
     assert torch.allclose(forced.log_probs, batch.log_probs, atol=1e-5)
     assert torch.allclose(forced.entropies, batch.entropies, atol=1e-5)
 

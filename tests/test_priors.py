@@ -1,0 +1,60 @@
+"""Soft priors: what each does to the next token and to the trees an untrained policy writes."""
+
+import numpy as np
+import pytest
+import torch
+
+from cadsr_sklearn.constraints import Constraints
+from cadsr_sklearn.library import Library
+from cadsr_sklearn.policy import Policy
+from cadsr_sklearn.priors import Priors
+from cadsr_sklearn.sampler import Sampler
+
+LIB = Library(1)  # 3 terminals (x0, 1, c), 5 unary and 5 binary operators
+
+
+def test_uniform_arity_gives_each_arity_the_same_mass():
+    state = Constraints(LIB).new_state(4)
+    weights = Priors(LIB, uniform_arity=True)(state).exp()  # (4, V)
+    masses = [float(weights[0, LIB.arities == a].sum()) for a in (0, 1, 2)]
+    assert masses == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_soft_length_penalises_only_growth_past_its_location():
+    priors = Priors(LIB, length=8)
+    state = Constraints(LIB).new_state(2)
+    state.n_nodes = torch.tensor([3, 9])  # committed nodes of two partial trees
+    prior = priors(state)
+    arity = torch.as_tensor(LIB.arities)
+    assert torch.all(prior[0] == 0)  # 3 + 2 ≤ 8: no penalty at all
+    # Past L = 8 (scale 2) a binary loses more than a unary, which loses more than a terminal.
+    relative = prior[1] - prior[1, arity == 0].max()
+    assert torch.allclose(relative[arity == 1], torch.tensor(-0.5 * ((10 - 8) ** 2 - 1) / 4))
+    assert torch.allclose(relative[arity == 2], torch.tensor(-0.5 * ((11 - 8) ** 2 - 1) / 4))
+
+
+@pytest.mark.parametrize("bad", [0, 0.5, -3])
+def test_length_location_is_checked(bad):
+    with pytest.raises(ValueError, match="location"):
+        Priors(LIB, length=bad)
+
+
+def test_no_prior_is_inactive_and_zero():
+    priors = Priors(LIB)
+    assert not priors.active
+    assert torch.all(priors(Constraints(LIB).new_state(3)) == 0)
+
+
+def _lengths(priors):
+    torch.manual_seed(0)
+    policy = Policy(len(LIB), max_length=32, ff_dim=64)
+    sampler = Sampler(policy, LIB, Constraints(LIB, max_length=32), priors)
+    return sampler.sample(1000, torch.Generator().manual_seed(0)).lengths.numpy()
+
+
+def test_priors_shorten_the_untrained_policys_trees():
+    # One feature and ten operators: without a prior most trees hit the length cap.
+    plain = _lengths(None)
+    assert np.mean(plain >= 30) > 0.5
+    assert np.mean(_lengths(Priors(LIB, uniform_arity=True)) >= 30) < np.mean(plain >= 30) - 0.1
+    assert np.mean(_lengths(Priors(LIB, length=12)) >= 30) < 0.15
