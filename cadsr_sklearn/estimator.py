@@ -607,25 +607,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         )
         screen = (None if self.const_screen_samples is None
                   else fitter.screening_fitter(self.const_screen_samples))
-        config = TrainingConfig(
-            batch_size=self.batch_size,
-            oversampling=self.oversampling,
-            n_epochs=self.n_epochs,
-            learning_rate=self.learning_rate,
-            alpha=self.alpha,
-            beta=self.beta,
-            epsilon=self.epsilon,
-            lam=self.lam,
-            entropy_coef=self.entropy_coef,
-            steps_per_epoch=self.steps_per_epoch,
-            ref_update_every=self.ref_update_every,
-            policy=self.policy,
-            max_time=self.max_time,
-            max_evaluations=self.max_evaluations,
-            patience=self.patience,
-            prune=self.prune,
-            snap_constants=self.snap_constants,
-        )
+        config = TrainingConfig.from_params(self.get_params())
         # rewards.mse(y_pred, y) would recompute the targets' statistics on every call
         scorer = Scorer(fitter, reward, partial(_training_mse, reward.targets), X,
                          screen=screen, n_refine=2 * config.n_top)

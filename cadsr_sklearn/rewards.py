@@ -210,7 +210,7 @@ def bic(
     complexity: int,
     *,
     sample_weight: np.ndarray | None = None,
-    variance: str = "target",
+    variance: str = "mle",
     likelihood: str = "gaussian",
     nu: float = 4.0,
 ) -> float:
@@ -225,8 +225,9 @@ def bic(
         a node, not a constant).
     sample_weight : ndarray of shape (S,), optional
         Frequency-style weights, rescaled to sum to S.
-    variance : {"target", "mle"}
-        σ² = variance of y, or the mean squared residual (both floored at round-off).
+    variance : {"mle", "target"}, default="mle"
+        σ² = the mean squared residual, or the variance of y (both floored at
+        round-off); the estimator's ``bic_variance``.
     likelihood : {"gaussian", "student_t"}
         Residual model; the Student-t has ν = ``nu`` and scale² = σ²(ν−2)/ν.
     nu : float, default=4.0
@@ -309,7 +310,7 @@ def make_reward(
     y: np.ndarray,
     *,
     sample_weight: np.ndarray | None = None,
-    bic_variance: str = "target",
+    bic_variance: str = "mle",
     likelihood: str = "gaussian",
     student_t_nu: float = 4.0,
     spl_eta: float = 0.99,
@@ -327,7 +328,8 @@ def make_reward(
     y : ndarray of shape (S,)
         Training targets (all rows, as the rewards are scored on all rows).
     sample_weight : ndarray of shape (S,), optional
-    bic_variance : {"target", "mle"}, default="target"
+    bic_variance : {"mle", "target"}, default="mle"
+        The estimator's ``bic_variance``.
     likelihood : {"gaussian", "student_t"}, default="gaussian"
     student_t_nu : float, default=4.0
     spl_eta : float, default=0.99

@@ -28,9 +28,9 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
@@ -47,27 +47,38 @@ from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softm
 __all__ = ["TrainingConfig", "Candidate", "HallOfFame", "Scorer", "SearchResult", "run_search"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainingConfig:
-    """Settings of the search loop (names follow the estimator's parameters)."""
+    """Settings of the search loop.
 
-    batch_size: int = 1000  # B
-    oversampling: float = 2.0  # γ
-    n_epochs: int = 600  # T
-    learning_rate: float = 1e-4  # l
-    alpha: float = 5.0  # α, percent
-    beta: float = 0.01  # β
-    epsilon: float = 0.2  # ε
-    lam: float = 0.2  # λ
-    entropy_coef: float = 0.005  # λ_H
-    steps_per_epoch: int = 5  # C
-    ref_update_every: int = 5  # G
-    policy: str = "grpo"  # or "risk_seeking" (eq. 12: rank weights, one step, no GRPO)
-    max_time: float | None = None
-    max_evaluations: int | None = None
-    patience: int | None = None
-    prune: bool = True  # greedy node-removing local search on τ* after the search
-    snap_constants: bool = True  # constants of τ* and the front fixed to simple numbers
+    Each is the estimator's parameter of the same name, where its meaning, its
+    default and its check are written (:class:`~cadsr_sklearn.CADSRRegressor`);
+    :meth:`from_params` takes them from there, so this class has no defaults
+    of its own to drift from the estimator's.
+    """
+
+    batch_size: int  # B
+    oversampling: float  # γ
+    n_epochs: int  # T
+    learning_rate: float  # l
+    alpha: float  # α, percent
+    beta: float  # β
+    epsilon: float  # ε
+    lam: float  # λ
+    entropy_coef: float  # λ_H
+    steps_per_epoch: int  # C
+    ref_update_every: int  # G
+    policy: str  # "grpo", or "risk_seeking" (eq. 12: rank weights, one step, no GRPO)
+    max_time: float | None
+    max_evaluations: int | None
+    patience: int | None
+    prune: bool  # greedy node-removing local search on τ* after the search
+    snap_constants: bool  # constants of τ* and the front fixed to simple numbers
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "TrainingConfig":
+        """The loop's settings out of an estimator's ``get_params()`` (other keys ignored)."""
+        return cls(**{f.name: params[f.name] for f in fields(cls)})
 
     @property
     def n_top(self) -> int:

@@ -56,7 +56,8 @@ def test_bic_matches_the_formula():
     S, k, r = len(Y), 8, y_pred - Y
     var = np.var(Y)
     loglik = np.sum(stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(var)))
-    assert bic(y_pred, Y, k) == pytest.approx(-(k * log(S) - 2 * loglik), rel=1e-12)
+    assert bic(y_pred, Y, k, variance="target") == pytest.approx(-(k * log(S) - 2 * loglik),
+                                                                  rel=1e-12)
     mle = np.mean(r**2)
     loglik = np.sum(stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(mle)))
     assert bic(y_pred, Y, k, variance="mle") == pytest.approx(-(k * log(S) - 2 * loglik), rel=1e-12)
@@ -158,7 +159,8 @@ def test_sample_weight_convention():
     mean = np.average(Y, weights=w)
     var = np.average((Y - mean) ** 2, weights=w)
     loglik = np.sum(wn * stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(var)))
-    assert bic(y_pred, Y, 8, sample_weight=w) == pytest.approx(-(8 * log(len(Y)) - 2 * loglik))
+    assert bic(y_pred, Y, 8, sample_weight=w, variance="target") == pytest.approx(
+        -(8 * log(len(Y)) - 2 * loglik))
 
 
 # ----------------------------------------------------------------------------- ablation rewards

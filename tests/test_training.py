@@ -1,12 +1,14 @@
 """The GRPO objective (eq. 13), its ablation (eq. 12) and the hall of fame."""
 
 import copy
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 import torch
 
+from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
@@ -33,7 +35,8 @@ def setup():
     sampler = Sampler(policy, library, Constraints(library, max_length=16))
     batch = sampler.sample(40, torch.Generator().manual_seed(1))
     rewards = np.random.default_rng(2).normal(size=40)
-    config = TrainingConfig(batch_size=40, alpha=25.0, beta=0.0, entropy_coef=0.0, epsilon=0.2)
+    config = TrainingConfig.from_params({**CADSRRegressor().get_params(), "batch_size": 40,
+                                         "alpha": 25.0, "beta": 0.0, "entropy_coef": 0.0})
     weights = torch.as_tensor(rank_weights(rewards, config.alpha, config.batch_size, config.lam),
                               dtype=torch.float32)
     return policy, batch, weights, config
@@ -82,7 +85,7 @@ def test_kl_penalty_pulls_towards_the_reference(setup):
         old = token_log_probs(masked_log_softmax(policy, batch), batch)
         ref = masked_log_softmax(ref_policy, batch)
     zero = torch.zeros_like(weights)  # no reward signal: only the KL term acts
-    config = TrainingConfig(**{**config.__dict__, "beta": 1.0})
+    config = dataclasses.replace(config, beta=1.0)
     loss, info = grpo_loss(policy, batch, zero, old, ref, config)
     assert info["kl_ref"] > 0
     optimizer = torch.optim.SGD(policy.parameters(), lr=1e-3)
