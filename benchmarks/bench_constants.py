@@ -28,8 +28,8 @@ import numpy as np
 
 from cadsr_sklearn import Expression, Library
 from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.training import Scorer
 from cadsr_sklearn.rewards import make_reward
+from cadsr_sklearn.scoring import Scorer
 
 
 def random_tree(library: Library, rng: np.random.Generator, max_nodes: int = 32,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from contextlib import contextmanager
 from types import MappingProxyType
-from functools import partial
 from numbers import Integral, Real
 from typing import Any
 
@@ -28,11 +27,12 @@ from .expression import Expression
 from .library import BINARY_OPERATORS, DEFAULT_BINARY, DEFAULT_UNARY, UNARY_OPERATORS, Library
 from .policy import Policy
 from .progress import Progress
-from .rewards import _valid_mean_square, make_reward
+from .rewards import make_reward
 from .sampler import Sampler
 from .simplification import simplest_equivalent
 from .priors import Priors
-from .training import Candidate, TrainingConfig, Scorer, run_search
+from .scoring import Candidate, Scorer
+from .training import TrainingConfig, run_search
 
 __all__ = ["CADSRRegressor", "resolve_device"]
 
@@ -609,13 +609,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                   else fitter.screening_fitter(self.const_screen_samples))
         config = TrainingConfig.from_params(self.get_params())
         # rewards.mse(y_pred, y) would recompute the targets' statistics on every call
-        scorer = Scorer(fitter, reward, partial(_training_mse, reward.targets), X,
+        scorer = Scorer(fitter, reward, reward.loss, X,
                          screen=screen, n_refine=2 * config.n_top)
         y_mean = np.average(y, weights=sample_weight)
         y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
         # Exact to round-off: tol·Var(y), but never below what float64 can resolve
         # at y's magnitude (the reward's floor), or a y far from 0 never stops.
-        exact_loss = max(self.tol * y_variance, reward.targets.floor) if self.tol > 0 else 0.0
+        exact_loss = max(self.tol * y_variance, reward.floor) if self.tol > 0 else 0.0
 
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.
@@ -873,12 +873,6 @@ def _select(rows: list[dict], rule: str, best: Expression) -> int:
         return max((i for i, r in enumerate(rows) if r["loss"] <= floor),
                    key=lambda i: (scores[i], -i))
     return next(i for i, r in enumerate(rows) if r["expression"].key == best.key)
-
-
-def _training_mse(targets, y_pred: np.ndarray) -> float:
-    """(Weighted) training MSE, as ``rewards.mse``, against targets prepared once per fit."""
-    valid = _valid_mean_square(y_pred, targets)
-    return math.inf if valid is None else valid[1]
 
 
 def _check_numeric_target(y) -> None:

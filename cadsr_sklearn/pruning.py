@@ -37,6 +37,7 @@ import time
 from typing import Callable, Iterator, Sequence
 
 from .expression import Expression
+from .scoring import Candidate
 
 __all__ = ["prune"]
 
@@ -44,12 +45,12 @@ _CHUNK = 64  # edits scored between two looks at the clock
 
 
 def prune(
-    best,
-    score: Callable[[list[Expression]], list],
+    best: Candidate,
+    score: Callable[[list[Expression]], list[Candidate]],
     admits: Callable[[list[tuple[int, ...]]], Sequence[bool]] | None = None,
     max_loss: float = math.inf,
     deadline: float | None = None,
-):
+) -> Candidate:
     """Greedily apply the node-removing edit that most raises the reward.
 
     Parameters

@@ -51,8 +51,7 @@ relative RMS). For ``"target"`` it only matters when y is constant.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import exp, lgamma, log, pi, sqrt
-from typing import Callable
+from math import exp, inf, lgamma, log, pi, sqrt
 
 import numpy as np
 
@@ -292,6 +291,18 @@ class Reward:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
         return f"Reward({self.name!r}{', ' if opts else ''}{opts})"
 
+    @property
+    def floor(self) -> float:
+        """σ²_min, the round-off floor of the bound targets: the smallest mean squared
+        error float64 resolves at their magnitude (the module's "Round-off floor")."""
+        return self.targets.floor
+
+    def loss(self, y_pred: np.ndarray) -> float:
+        """(Weighted) training MSE of ``y_pred``, as :func:`mse`, against the bound targets
+        (their statistics computed once per fit); inf if invalid."""
+        valid = _valid_mean_square(y_pred, self.targets)
+        return inf if valid is None else valid[1]
+
     def __call__(self, y_pred: np.ndarray, expression: Expression) -> float:
         t, o = self.targets, self.options
         if self.name == "bic":
@@ -316,7 +327,7 @@ def make_reward(
     spl_eta: float = 0.99,
     tpsr_lambda: float = 0.1,
     max_length: int = 32,
-) -> Callable[[np.ndarray, Expression], float]:
+) -> Reward:
     """The reward ``R(y_pred, expression)`` named ``name``, bound to the targets ``y``.
 
     Call once per fit; the target statistics (variance, round-off floor, weights)

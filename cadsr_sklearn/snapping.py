@@ -39,6 +39,7 @@ import time
 from typing import Callable
 
 from .expression import Expression
+from .scoring import Candidate
 from .simple_numbers import nearby
 
 __all__ = ["snap", "SNAP_WINDOW"]
@@ -48,13 +49,13 @@ SNAP_WINDOW = 0.05
 
 
 def snap(
-    best,
-    score: Callable[[list[Expression]], list],
+    best: Candidate,
+    score: Callable[[list[Expression]], list[Candidate]],
     max_loss: float = math.inf,
     deadline: float | None = None,
     rtol: float = SNAP_WINDOW,
     n_samples: int | None = None,
-):
+) -> Candidate:
     """Fix the constants of ``best`` to simple numbers while that raises the reward.
 
     Parameters
@@ -98,7 +99,7 @@ def snap(
     return current
 
 
-def _best_snap(current, score, max_loss: float, rtol: float):
+def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candidate | None:
     """The candidate one snap away from ``current`` with the highest reward, or None."""
     expression = current.expression
     trials, owners = [], []

@@ -21,7 +21,7 @@ import pytest
 
 import sympy
 
-from cadsr_sklearn import CADSRRegressor, constants, progress, sampler, training
+from cadsr_sklearn import CADSRRegressor, constants, progress, sampler, scoring, training
 
 FAST = dict(batch_size=64, ff_dim=32, max_length=14, steps_per_epoch=2, learning_rate=1e-3,
             device="cpu", random_state=0)
@@ -80,7 +80,7 @@ def _interrupt_on_call(monkeypatch, owner, name, call):
     [
         (sampler.Sampler, "sample_unique"),  # sampling
         (constants.ConstantFitter, "fit"),  # Levenberg–Marquardt
-        (training.Scorer, "__call__"),  # constants + rewards
+        (scoring.Scorer, "__call__"),  # constants + rewards
         (training, "_policy_update"),  # GRPO steps
     ],
     ids=["sampling", "constant fitting", "scoring", "policy update"],
@@ -103,7 +103,7 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
 def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
     # Pruning runs after the last epoch; the bar's last frame must show its result.
     from cadsr_sklearn.expression import Expression
-    from cadsr_sklearn.training import Candidate
+    from cadsr_sklearn.scoring import Candidate
 
     def pruned(best, *args):
         edited = Expression.from_names(["add", "x0", "x1"], best.expression.library,
@@ -118,7 +118,8 @@ def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
 
 
 def _result(best=None):
-    from cadsr_sklearn.training import HallOfFame, SearchResult
+    from cadsr_sklearn.scoring import HallOfFame
+    from cadsr_sklearn.training import SearchResult
 
     return SearchResult(best=best, hall_of_fame=HallOfFame())
 

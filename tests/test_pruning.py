@@ -14,7 +14,7 @@ from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
 from cadsr_sklearn.pruning import _edits, prune
 from cadsr_sklearn.rewards import make_reward, mse
-from cadsr_sklearn.training import Scorer
+from cadsr_sklearn.scoring import Scorer
 
 LIB = Library(1)
 

@@ -13,9 +13,9 @@ from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
 from cadsr_sklearn.pruning import prune
 from cadsr_sklearn.rewards import make_reward, mse
+from cadsr_sklearn.scoring import Scorer
 from cadsr_sklearn.simple_numbers import nearby, snap_number
 from cadsr_sklearn.snapping import snap
-from cadsr_sklearn.training import Scorer
 
 LIB = Library(2)
 x0, x1 = sympy.symbols("x0 x1")
@@ -212,7 +212,7 @@ def test_the_bic_test_guards_snaps_whatever_the_reward():
 
 
 def test_the_front_keeps_one_row_per_complexity_with_tau_star_in_its_slot():
-    from cadsr_sklearn.training import Candidate, HallOfFame
+    from cadsr_sklearn.scoring import Candidate, HallOfFame
 
     def cand(names, reward, loss):
         return Candidate(Expression.from_names(names, LIB, order="prefix"), reward, loss)

@@ -15,13 +15,8 @@ from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.rewards import rank_weights
 from cadsr_sklearn.sampler import Sampler, masked_log_softmax, token_log_probs
-from cadsr_sklearn.training import (
-    Candidate,
-    HallOfFame,
-    TrainingConfig,
-    grpo_loss,
-    risk_seeking_loss,
-)
+from cadsr_sklearn.scoring import Candidate, HallOfFame
+from cadsr_sklearn.training import TrainingConfig, grpo_loss, risk_seeking_loss
 
 
 @pytest.fixture()
@@ -120,7 +115,7 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
     # same numbers, or predict() would disagree with what the search scored.
     from cadsr_sklearn.constants import ConstantFitter
     from cadsr_sklearn.rewards import make_reward, mse
-    from cadsr_sklearn.training import Scorer
+    from cadsr_sklearn.scoring import Scorer
 
     library = Library(2)
     rng = np.random.default_rng(0)
@@ -166,7 +161,7 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     # screened constants, and every reward is computed on all rows either way.
     from cadsr_sklearn.constants import ConstantFitter
     from cadsr_sklearn.rewards import make_reward, mse
-    from cadsr_sklearn.training import Scorer
+    from cadsr_sklearn.scoring import Scorer
 
     library = Library(2)
     rng = np.random.default_rng(1)
@@ -251,7 +246,7 @@ def test_a_screened_fit_not_finite_on_every_row_is_fitted_again_in_full():
     # that makes the root of a negative on rows it did not see; the full fit must then run.
     from cadsr_sklearn.constants import ConstantFitter
     from cadsr_sklearn.rewards import make_reward, mse
-    from cadsr_sklearn.training import Scorer
+    from cadsr_sklearn.scoring import Scorer
 
     library = Library(1)
     expr = Expression.from_names(["sqrt", "add", "x0", "c"], library)

@@ -1,0 +1,199 @@
+"""Scored candidates: what the search, pruning and snapping share.
+
+A :class:`Candidate` is an expression with its fitted constants, its reward
+R(τ) and its training loss. The :class:`Scorer` makes them: it fits the
+constants of each sampled expression (Levenberg–Marquardt,
+:mod:`cadsr_sklearn.constants`), evaluates it on the training rows and scores
+it with the reward (:mod:`cadsr_sklearn.rewards`), caching by key, so that an
+expression sampled again costs nothing. The :class:`HallOfFame` keeps the best
+candidate at each complexity; its Pareto front is what users choose from.
+
+The epoch loop (:mod:`cadsr_sklearn.training`) scores each batch with a
+:class:`Scorer`; pruning (:mod:`cadsr_sklearn.pruning`) and snapping
+(:mod:`cadsr_sklearn.snapping`) score their edits of τ* with its
+:meth:`Scorer.refit`. This module imports none of them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .constants import ConstantFitter, fit_key
+from .expression import Expression, evaluate_many
+
+__all__ = ["Candidate", "HallOfFame", "Scorer"]
+
+
+@dataclass
+class Candidate:
+    """A scored expression."""
+
+    expression: Expression
+    reward: float
+    loss: float  # training mean squared error
+
+    @property
+    def complexity(self) -> int:
+        return self.expression.complexity
+
+
+class HallOfFame:
+    """Best expression at each complexity; its Pareto front is what users choose from.
+
+    Within a complexity the highest reward wins, first come first kept, the same
+    rule that picks τ*: so τ* always holds its slot, even when another form of it
+    differs only by round-off in the loss.
+    """
+
+    def __init__(self) -> None:
+        self.by_complexity: dict[int, Candidate] = {}
+
+    def update(self, candidates: list[Candidate]) -> None:
+        for cand in candidates:
+            if not math.isfinite(cand.reward):
+                continue
+            best = self.by_complexity.get(cand.complexity)
+            if best is None or cand.reward > best.reward:
+                self.by_complexity[cand.complexity] = cand
+
+    def pareto_front(self, keep: Candidate | None = None) -> list[Candidate]:
+        """Candidates whose loss is lower than that of every simpler candidate, one per complexity.
+
+        ``keep`` (τ*) is always included, in its complexity's slot: with the BIC
+        it is on the front anyway, but the ablation rewards (SPL counts
+        multiplications) can prefer a formula that a simpler one beats on loss.
+        """
+        slots = dict(self.by_complexity)
+        if keep is not None:
+            slots[keep.complexity] = keep
+        front: list[Candidate] = []
+        for k in sorted(slots):
+            cand = slots[k]
+            if cand is keep or not front or cand.loss < front[-1].loss:
+                front.append(cand)
+        return front
+
+
+
+_MAX_REUSED_ROWS = 10_000
+_EVALUATION_FLOATS = 1 << 23  # predictions held at once while scoring (64 MiB)
+
+
+class Scorer:
+    """Constants → predictions → reward for sampled expressions, cached by key.
+
+    With a ``screen`` fitter (a subsample of the fitter's rows), every new
+    expression's constants are first fitted on the screening rows, and only
+    the ``n_refine`` best of each batch are then refitted on all the fitter's
+    rows, from the screened constants, keeping the better of the two fits:
+    every member of the batch's top α % (and so of the replay buffer, and τ*)
+    has been refitted so, while the many formulas far from the top cost a
+    fraction of a full fit. A screened fit whose output is not finite on all
+    rows (a constant at the edge of a domain only the screening rows respect)
+    is fitted again in full. Every reward is computed on all rows either way.
+    """
+
+    def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
+                 screen: ConstantFitter | None = None, n_refine: int = 0):
+        self.fitter, self.reward, self.loss = fitter, reward, loss
+        self.screen, self.n_refine = screen, n_refine
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.cache: dict[tuple, Candidate] = {}
+        self.refined: set = set()  # keys whose constants were fitted on all the fitter's rows
+        # When LM saw every row, its output at the fitted constants already is the
+        # prediction, bit for bit (capped: a batch's outputs take B·S floats at once).
+        rows = getattr(fitter, "rows_", None)
+        self.reuse_outputs = (rows is not None and len(rows) == len(X)
+                              and len(X) <= _MAX_REUSED_ROWS)
+
+    def __call__(self, expressions: list[Expression]) -> list[Candidate]:
+        new = {e.key: e for e in expressions if e.key not in self.cache}
+        if new:
+            fitter = self.screen or self.fitter
+            candidates = self._fit_and_score(list(new.values()), fitter, warm_start=False)
+            if self.screen is None:
+                self.refined.update(new)
+            else:
+                candidates = self._fit_screened_failures(candidates, self.screen.success_)
+            for cand in candidates:
+                self.cache[cand.expression.key] = cand
+        if self.screen is not None:
+            self._refine_leaders(expressions)
+        return [self.cache[e.key] for e in expressions]
+
+    def _fit_screened_failures(self, candidates: list[Candidate], fitted) -> list[Candidate]:
+        """Screened candidates, those whose fit held on the screening rows but whose output is
+        not finite on every row fitted again on all the fitter's rows; all marked final but
+        the other screened fits (formulas without constants have nothing to refit)."""
+        again = [j for j, (cand, ok) in enumerate(zip(candidates, fitted))
+                 if ok and cand.expression.n_fitted and not math.isfinite(cand.reward)]
+        if again:
+            full = self._fit_and_score([candidates[j].expression for j in again], self.fitter,
+                                       warm_start=False)
+            for j, cand in zip(again, full):
+                candidates[j] = cand
+        self.refined.update(candidates[j].expression.key for j in again)
+        self.refined.update(c.expression.key for c in candidates if not c.expression.n_fitted)
+        return candidates
+
+    def _refine_leaders(self, expressions: list[Expression]) -> None:
+        """Refit the batch's ``n_refine`` best screened candidates on all the fitter's rows."""
+        keys = list(dict.fromkeys(e.key for e in expressions))
+        rewards = np.array([self.cache[k].reward for k in keys])
+        leaders = [keys[i] for i in np.argsort(-rewards, kind="stable")[:self.n_refine]
+                   if np.isfinite(rewards[i]) and keys[i] not in self.refined]
+        for cand in self.refine([self.cache[k] for k in leaders]):
+            self.cache[cand.expression.key] = cand
+            self.refined.add(cand.expression.key)
+
+    def refine(self, candidates: list[Candidate]) -> list[Candidate]:
+        """Candidates refitted on all the fitter's rows from their constants; the better fit."""
+        if not candidates:
+            return []
+        refitted = self._fit_and_score([c.expression for c in candidates], self.fitter,
+                                       warm_start=True, fresh_starts=False)
+        return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
+
+    def refit(self, expressions: list[Expression], fresh_starts: bool = True) -> list[Candidate]:
+        """Candidates fitted afresh, each first from the constants it holds; no cache.
+
+        For edits of τ* (pruning, snapping): the constants the edit left alone
+        are already right, where a fresh start can land in another minimum.
+        With ``fresh_starts`` false, the held constants are the only start.
+        """
+        return self._fit_and_score(expressions, self.fitter, warm_start=True,
+                                   fresh_starts=fresh_starts)
+
+    def _fit_and_score(self, expressions: list[Expression], fitter: ConstantFitter,
+                       warm_start: bool, fresh_starts: bool = True) -> list[Candidate]:
+        reuse = self.reuse_outputs and fitter is self.fitter
+        fitted = fitter.fit(expressions, keep_outputs=reuse, warm_start=warm_start,
+                            fresh_starts=fresh_starts)
+        outputs = fitter.outputs_ if reuse else {}
+        candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]
+        to_evaluate = []
+        for j, (expr, ok) in enumerate(zip(fitted, fitter.success_)):
+            if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
+                continue
+            out = outputs.get(fit_key(expr)) if expr.n_fitted else None
+            if out is None:
+                to_evaluate.append(j)
+            else:
+                candidates[j] = self._candidate(expr, out)
+        chunk = max(1, _EVALUATION_FLOATS // max(1, len(self.X)))  # predictions held at once
+        for lo in range(0, len(to_evaluate), chunk):
+            part = to_evaluate[lo:lo + chunk]
+            Y = evaluate_many([fitted[j] for j in part], self.X, fitter.n_jobs,
+                              stop_at_nonfinite=True)
+            for j, y_pred in zip(part, Y):
+                candidates[j] = self._candidate(fitted[j], y_pred)
+        return candidates
+
+    def _candidate(self, expr: Expression, y_pred: np.ndarray) -> Candidate:
+        if not np.all(np.isfinite(y_pred)):
+            return Candidate(expr, -math.inf, math.inf)
+        return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred))
