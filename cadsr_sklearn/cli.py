@@ -419,7 +419,6 @@ def _data_path(args) -> str:
 
 def estimator_params(pairs: list[str]) -> dict:
     """``--param KEY=VALUE`` options as estimator parameters (VALUE a Python literal, else text)."""
-    import ast
 
     from .estimator import CADSRRegressor
 
@@ -433,15 +432,22 @@ def estimator_params(pairs: list[str]) -> dict:
         if key not in known:
             raise UsageError(f"--param {key}: not a CADSRRegressor parameter; "
                              f"choose from {' '.join(sorted(known))}")
-        text = text.strip()
-        try:
-            params[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            try:
-                params[key] = float(text)  # inf, nan: numbers literal_eval does not read
-            except ValueError:
-                params[key] = text
+        params[key] = parse_value(text)
     return params
+
+
+def parse_value(text: str):
+    """A ``--param`` value: a Python literal, else a float (``inf``, ``nan``), else the text."""
+    import ast
+
+    text = text.strip()
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        try:
+            return float(text)  # inf, nan: numbers literal_eval does not read
+        except ValueError:
+            return text
 
 
 def _features(df, args, path: str):
@@ -789,13 +795,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("model", metavar="MODEL.joblib")
     show.set_defaults(run=_cmd_show)
 
-    try:
-        from .benchmarks.runner import add_bench_parser
-    except ModuleNotFoundError as err:  # only while the runner module does not exist
-        if err.name != f"{__package__}.benchmarks.runner":
-            raise
-    else:
-        add_bench_parser(sub)
+    from .benchmarks.command import add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""Benchmark suites, the PMLB loader, SRBench metrics, the runner and ``cadsr bench``."""
+"""Benchmark suites, the PMLB loader, SRBench metrics and the judge, the runner, ``cadsr bench``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sympy
 
-from cadsr_sklearn.benchmarks import metrics, runner
+from cadsr_sklearn.benchmarks import execution, metrics, results, tasks
 from cadsr_sklearn.benchmarks.methods import (
     FitResult,
     gplearn_to_sympy,
@@ -21,6 +21,7 @@ from cadsr_sklearn.benchmarks.methods import (
 from cadsr_sklearn.benchmarks.metrics import (
     SimplifyTimeout,
     is_symbolic_solution,
+    judged_formula,
     model_metrics,
     r2_score,
     round_floats,
@@ -228,7 +229,8 @@ def test_r2_and_model_metrics():
     assert r2_score(y, np.array([1.0, np.nan, 3.0])) == -np.inf
     m = model_metrics(x + 1, y, y, truth=x, timeout=5)
     assert m == {
-        "r2_test": 1.0, "accuracy_solution": True, "symbolic_solution": True, "complexity": 3,
+        "r2_test": 1.0, "accuracy_solution": True, "symbolic_solution": True,
+        "solved_srbench": True, "exact_test": True, "complexity": 3, "size": 3,
     }
     assert model_metrics(x, y, y + 0.5)["symbolic_solution"] is None
     assert simplified_complexity(sympy.sympify("x*(x + 1.00001) - x**2")) == 1
@@ -309,43 +311,43 @@ def fake_fit(calls):
 
 def tasks_for(n_problems=2, seeds=(0, 1), **params):
     problems = get_suite("nguyen")[:n_problems]
-    return runner.make_tasks(problems, ["cadsr"], seeds, [0.0], 1.0, {"cadsr": params})
+    return tasks.make_tasks(problems, ["cadsr"], seeds, [0.0], 1.0, {"cadsr": params})
 
 
 def test_runner_appends_rows_and_resumes(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(runner, "fit_method", fake_fit(calls))
+    monkeypatch.setattr(execution, "fit_method", fake_fit(calls))
     out = tmp_path / "r.csv"
-    first = runner.run_tasks(tasks_for(), out)
+    first = execution.run_tasks(tasks_for(), out)
     assert first.new == 4 and len(calls) == 4 and not first.failed
     assert all(r["symbolic_solution"] and r["r2_test"] == 1.0 for r in first.rows)
-    again = runner.run_tasks(tasks_for(), out)
+    again = execution.run_tasks(tasks_for(), out)
     assert again.new == 0 and again.skipped == 4 and len(calls) == 4 and len(again.rows) == 4
     # lose one row and tear the last line, as a crash would
     lines = out.read_text().splitlines(keepends=True)
     out.write_text("".join(lines[:-1]) + lines[-1][:15])
-    third = runner.run_tasks(tasks_for(), out)
+    third = execution.run_tasks(tasks_for(), out)
     assert third.new == 1 and len(calls) == 5
-    assert len(runner.read_results(out)) == 4 and len(third.rows) == 4
+    assert len(results.read_results(out)) == 4 and len(third.rows) == 4
 
 
 def test_runner_keeps_rows_on_interrupt_and_retries_failures(tmp_path, monkeypatch):
     calls = []
-    monkeypatch.setattr(runner, "fit_method", fake_fit(calls))
+    monkeypatch.setattr(execution, "fit_method", fake_fit(calls))
     out = tmp_path / "r.csv"
-    stopped = runner.run_tasks(tasks_for(interrupt=True), out)
-    assert stopped.interrupted and stopped.new == 1 and len(runner.read_results(out)) == 1
-    failed = runner.run_tasks(tasks_for(n_problems=1, seeds=(5,), fail=True), out)
+    stopped = execution.run_tasks(tasks_for(interrupt=True), out)
+    assert stopped.interrupted and stopped.new == 1 and len(results.read_results(out)) == 1
+    failed = execution.run_tasks(tasks_for(n_problems=1, seeds=(5,), fail=True), out)
     assert len(failed.failed) == 1 and "boom" in failed.failed[0]["error"]
-    resumed = runner.run_tasks(tasks_for() + tasks_for(n_problems=1, seeds=(5,)), out)
+    resumed = execution.run_tasks(tasks_for() + tasks_for(n_problems=1, seeds=(5,)), out)
     assert resumed.new == 4 and resumed.skipped == 1 and not resumed.failed
 
 
 def test_parse_seeds():
-    assert runner.parse_seeds(["0-2", "5", "7,9"]) == [0, 1, 2, 5, 7, 9]
+    assert tasks.parse_seeds(["0-2", "5", "7,9"]) == [0, 1, 2, 5, 7, 9]
     for bad in (["a"], ["3-1"], ["-1"], ["0-"]):
-        with pytest.raises(runner.BenchError):
-            runner.parse_seeds(bad)
+        with pytest.raises(tasks.BenchError):
+            tasks.parse_seeds(bad)
 
 
 # ------------------------------------------------------------------- CLI
@@ -355,7 +357,7 @@ def test_cli_bench_runs_resumes_and_plots(tmp_path, capsys):
         "bench", "--problems", "Nguyen-1", "--max-time", "2", "--params", *TINY, "--out", str(out),
     ]
     assert main(argv) == 0
-    rows = runner.read_results(out)
+    rows = results.read_results(out)
     assert len(rows) == 1 and rows[0]["method"] == "cadsr" and rows[0]["error"] is None
     assert rows[0]["n_train"] == 20 and rows[0]["truth"] == "x**3 + x**2 + x"
     text = capsys.readouterr().out
@@ -377,7 +379,7 @@ def test_cli_bench_runs_resumes_and_plots(tmp_path, capsys):
         (["--problems", "Nguyen-99"], "unknown problem"),
         (["--seeds", "1-x"], "bad --seeds"),
         (["--max-time", "0"], "--max-time"),
-        (["--params", "no_such_param=1"], "no parameter"),
+        (["--params", "no_such_param=1"], "not a CADSRRegressor parameter"),
         (["--params", "pysr.x=1"], "bad --params"),
         (["--method", "pysr"], "unknown method"),
         (["--backend", "ray"], "unknown --backend"),
@@ -393,7 +395,7 @@ def test_cli_bench_bad_input_is_one_line_and_status_2(tmp_path, capsys, args, me
 
 def test_cli_bench_on_a_data_file(tmp_path, capsys, monkeypatch):
     calls = []
-    monkeypatch.setattr(runner, "fit_method", fake_fit(calls))
+    monkeypatch.setattr(execution, "fit_method", fake_fit(calls))
     X = np.random.default_rng(0).uniform(1, 2, (40, 2))
     path = tmp_path / "toy.tsv"
     write_table(path, ["a", "b"], X, X[:, 0] + X[:, 1], "\t")
@@ -403,7 +405,181 @@ def test_cli_bench_on_a_data_file(tmp_path, capsys, monkeypatch):
         "--out", str(out), "--no-plot",
     ]
     assert main(argv) == 0
-    rows = runner.read_results(out)
+    rows = results.read_results(out)
     assert ([r["suite"] for r in rows] == ["file", "file"]
             and all(r["symbolic_solution"] for r in rows))
     assert rows[0]["n_train"] == 30 and rows[0]["n_test"] == 10
+
+
+# ------------------------------------------------------------- the judge
+def test_judged_formula_is_the_formula_the_user_is_shown():
+    from cadsr_sklearn import CADSRRegressor
+
+    data = get_problem("Nguyen-8").sample(seed=0)  # sqrt(x): found in the first epoch
+    est = CADSRRegressor(batch_size=64, n_epochs=2, ff_dim=64, max_length=12, random_state=0,
+                         n_jobs=1).fit(data.X_train, data.y_train)
+    shown = est.expression_.xreplace({sympy.Symbol("x0"): x})
+    assert judged_formula(est, ["x"]) == shown
+    assert judged_formula(est, [x], unsnapped=True, X=data.X_train).free_symbols <= {x}
+    with pytest.raises(ValueError, match="pass X"):
+        judged_formula(est, [x], unsnapped=True)
+    assert judged_formula("x + 1", [x]) == x + 1  # a formula read back from a results file
+
+
+def test_judged_formula_of_a_peer_is_its_own_export():
+    pytest.importorskip("gplearn")
+    from gplearn.genetic import SymbolicRegressor
+
+    X = np.random.default_rng(0).uniform(1, 2, (30, 2))
+    est = SymbolicRegressor(population_size=50, generations=2, random_state=0).fit(X, X[:, 0])
+    assert judged_formula(est, [x1, x2]) == gplearn_to_sympy(est._program.program, [x1, x2])
+
+
+def test_one_verdict_for_a_run_and_its_rescore(tmp_path):
+    """A run and --rescore judge the same formula, so they reach the same verdicts."""
+    from cadsr_sklearn.benchmarks.rescore import rescore_results
+
+    out = tmp_path / "r.csv"
+    todo = tasks.make_tasks([get_problem("Nguyen-8")], ["cadsr"], [0], [0.0], 2.0,
+                            {"cadsr": dict(batch_size=64, n_epochs=2, ff_dim=64, max_length=12)})
+    ran = execution.run_tasks(todo, out).rows[0]
+    assert ran["error"] is None and ran["model"] and ran["k"] >= 1 and ran["epochs"] >= 1
+    rescored = rescore_results(todo, out).rows[0]
+    for column in ("symbolic_solution", "solved_srbench", "solved_srbench_unsnapped",
+                   "complexity", "accuracy_solution"):
+        assert rescored[column] == ran[column], column
+    assert results.read_results(out)[0]["model"] == ran["model"]
+
+
+# --------------------------------------------------------------- presets
+def test_recovery_preset_runs_reports_and_resumes(tmp_path, capsys):
+    import json
+
+    out = tmp_path / "recovery.csv"
+    argv = ["bench", "--preset", "recovery", "--problems", "Nguyen-8", "--seeds", "0",
+            "--max-time", "2", "--n-jobs", "1", "--param", "batch_size=64",
+            "--params", "n_epochs=2", "ff_dim=64", "max_length=12", "--out", str(out),
+            "--no-plot"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    (row,) = results.read_results(out)
+    assert row["method"] == "cadsr" and row["error"] is None
+    for column in ("solved_srbench", "exact_test", "size", "k", "time_to_best_s", "epochs",
+                   "stop", "r2_test_unsnapped", "solved_srbench_unsnapped", "size_unsnapped",
+                   "model_unsnapped"):
+        assert row[column] is not None, column
+    assert "| problem | solved | SRBench | unsnapped | exact |" in text
+    summary = json.loads(text.strip().splitlines()[-1])
+    assert summary["benchmark"] == "recovery" and summary["max_time"] == 2.0
+    assert summary["dsr_published_nguyen_mean"] == 83.6 and "constant_mean_recovery" in summary
+    assert main(argv) == 0
+    assert "skipped 1 task(s)" in capsys.readouterr().out
+
+
+def test_variance_preset_sweeps_the_bic_variance(tmp_path, capsys, monkeypatch):
+    import json
+
+    calls = []
+
+    def fit(method, data, operators, max_time, seed, params):
+        calls.append((params["bic_variance"], operators))
+        return FitResult(data.truth, data.y_train, data.y_test, 0.01, 1, "", {"k": 3})
+
+    monkeypatch.setattr(execution, "fit_method", fit)
+    out = tmp_path / "variance.csv"
+    argv = ["bench", "--preset", "variance", "--problems", "Nguyen-1", "--noise", "0",
+            "--out", str(out), "--no-plot"]
+    assert main(argv) == 0
+    assert sorted(calls) == [("mle", None), ("target", None)]  # CADSR's default operators
+    rows = results.read_results(out)
+    assert sorted(r["variant"] for r in rows) == ["bic_variance=mle", "bic_variance=target"]
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["benchmark"] == "bic_variance"
+    assert summary["mle@0.0"] == {"solved": 1.0, "accurate": 1.0, "median_k": 3, "runs": 1}
+    assert main(argv) == 0 and len(calls) == 2  # both variants resumed
+
+
+def test_sweep_variants_multiply_keys():
+    variants = tasks.sweep_variants(["a=1", "a=2", "b=x"], lambda items: {"cadsr": items})
+    assert variants == {"a=1 b=x": {"cadsr": ["a=1", "b=x"]}, "a=2 b=x": {"cadsr": ["a=2", "b=x"]}}
+    made = tasks.make_tasks(get_suite("nguyen")[:1], ["cadsr"], [0], [0.0], 1.0,
+                            {"cadsr": {"a": 0, "c": 1}},
+                            variants={"a=1": {"cadsr": {"a": 1}}, "a=2": {"cadsr": {"a": 2}}})
+    assert [(t.variant, t.params) for t in made] == [("a=1", {"a": 1, "c": 1}),
+                                                     ("a=2", {"a": 2, "c": 1})]
+    assert len({t.key for t in made}) == 2
+
+
+# -------------------------------------------------- results files of old versions
+OLD_RECOVERY = [
+    "problem,seed,solved,solved_srbench,exact_test,r2_test,complexity,time_s,time_to_best_s,"
+    "epochs,stop,formula,size,solved_srbench_unsnapped,r2_test_unsnapped,size_unsnapped,"
+    "formula_unsnapped",
+    "Nguyen-7,0,1,0,1,1.0,16,60.2,30.0,40,max_time,log((x + 1)*(x**2 + 1)),9,0,1.0,9,"
+    "log((x + 1)*(x**2 + 1))",
+    "Nguyen-7,1,0,0,0,0.99,20,60.0,50.0,42,max_time,x**2,3,0,0.99,3,x**2",
+    "Constant-3,0,1,1,1,1.0,11,20.5,20.0,25,tol,sin(3*x1/2)*cos(x2/2),11,0,0.9999,13,"
+    "sin(1.4842*x1)*cos(0.47835*x2)",
+]
+
+
+def test_an_old_bench_recovery_file_is_read_and_reported(tmp_path, capsys):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = tmp_path / "recovery.csv"
+    path.write_text("\n".join(OLD_RECOVERY) + "\n")
+    rows = results.read_results(path)
+    assert [(r["suite"], r["method"], r["k"], r["model"]) for r in rows][2] == (
+        "constant", "cadsr", 11, "sin(3*x1/2)*cos(x2/2)"
+    )
+    assert rows[0]["symbolic_solution"] and not rows[0]["solved_srbench"]
+    assert rows[0]["accuracy_solution"] and rows[0]["noise"] is None
+    assert main(["bench", "--report", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "reported as the recovery preset" in text
+    assert "| Nguyen-7 | 1/2 | 0/2 | 0/2 | 1/2 | 0.9950 | 18 | 40.0 | max_time 2 | 40–42 |" in text
+    summary = json.loads(text.strip().splitlines()[-1])
+    assert summary["nguyen_mean_recovery"] == 50.0 and summary["constant_mean_recovery"] == 100.0
+    assert summary["dsr_always_problems_at_4_of_5"] == "0/0"
+    # perf/compare_snapping.py reads the same files through the same reader
+    script = Path(__file__).resolve().parents[1] / "perf" / "compare_snapping.py"
+    spec = importlib.util.spec_from_file_location("compare_snapping", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    snapping = module.summary(path)
+    assert snapping["fits"] == 3 and snapping["changed"] == [("Constant-3", 0, 0, 1)]
+    # a new run does not append to it
+    assert main(["bench", "--problems", "Nguyen-1", "--out", str(path)]) == 2
+    assert "bench_recovery.py" in capsys.readouterr().err
+
+
+def test_an_old_bench_variance_file_is_reported(tmp_path, capsys):
+    path = tmp_path / "variance.csv"
+    path.write_text("problem,seed,noise,variance,solved,r2_test,complexity,epochs,formula\n"
+                    "Nguyen-1,0,0.0,mle,1,1.0,11,12,x**3 + x**2 + x\n"
+                    "Nguyen-1,0,0.0,target,0,0.58,4,30,sin(x)\n")
+    assert main(["bench", "--report", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "| 0 | cadsr [bic_variance=target] | 1 | 0 | 0 | 4 |" in text
+    assert '"mle@0.0": {"solved": 1.0, "accurate": 1.0, "median_k": 11, "runs": 1}' in text
+
+
+def test_an_older_bench_file_is_upgraded_when_resumed(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(execution, "fit_method", fake_fit(calls))
+    out = tmp_path / "old.csv"
+    old_columns = [c for c in results.COLUMNS
+                   if c not in ("variant", "solved_srbench", "exact_test", "size", "k")]
+    first = tasks_for(n_problems=1, seeds=(0,))
+    execution.run_tasks(first, out)
+    rows = results.read_results(out)
+    with out.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(old_columns)
+        writer.writerow(["" if rows[0][c] is None else rows[0][c] for c in old_columns])
+    outcome = execution.run_tasks(tasks_for(n_problems=1, seeds=(0, 1)), out)
+    assert outcome.skipped == 1 and outcome.new == 1 and len(calls) == 2
+    assert out.read_text().splitlines()[0] == ",".join(results.COLUMNS)
+    assert len(results.read_results(out)) == 2

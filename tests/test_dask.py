@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cadsr_sklearn.benchmarks import runner
+from cadsr_sklearn.benchmarks import execution, results
 from cadsr_sklearn.cli import main
 
 distributed = pytest.importorskip("dask.distributed")
@@ -28,7 +28,7 @@ def test_bench_on_a_dask_cluster_and_resume(cluster, tmp_path, capsys):
         "--scheduler", cluster.scheduler_address, "--out", str(out), "--no-plot",
     ]
     assert main(argv) == 0
-    rows = runner.read_results(out)
+    rows = results.read_results(out)
     assert sorted(r["seed"] for r in rows) == [0, 1]
     assert all(r["error"] is None and r["symbolic_solution"] is not None for r in rows)
     assert "Dask scheduler" in capsys.readouterr().out
@@ -37,7 +37,7 @@ def test_bench_on_a_dask_cluster_and_resume(cluster, tmp_path, capsys):
 
 
 def test_unreachable_scheduler_is_a_usage_error(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(runner, "_CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr(execution, "_CONNECT_TIMEOUT", "1s")
     argv = [
         "bench", "--problems", "Nguyen-1", "--scheduler", "tcp://127.0.0.1:9",
         "--out", str(tmp_path / "r.csv"),

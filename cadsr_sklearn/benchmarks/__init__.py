@@ -3,13 +3,23 @@
 * :mod:`.suites` — Nguyen, Constant and Feynman problems, and PMLB/SRBench files
   (:func:`load_dataset`), each sampled into a :class:`Dataset` with a seed and
   SRBench's target noise;
-* :mod:`.metrics` — test R², accuracy and symbolic solutions, simplified
-  complexity, with SymPy's simplification bounded in any thread or process;
+* :mod:`.metrics` — the judge: which formula of a model is judged
+  (:func:`~.metrics.judged_formula`), test R², accuracy and symbolic solutions,
+  simplified complexity, with SymPy's simplification bounded in any thread or
+  process;
 * :mod:`.methods` — CADSR, gplearn and Operon under one time budget;
-* :mod:`.runner` — parallel, resumable runs (joblib, or Dask) behind ``cadsr bench``;
-* :mod:`.report` — summary tables and the complexity-vs-R² plot.
+* :mod:`.tasks` — what a run is made of: :class:`Task`, :func:`make_tasks`;
+* :mod:`.execution` — running tasks in parallel, resumably (joblib, or Dask):
+  :func:`run_tasks`;
+* :mod:`.results` — the results CSV (:func:`read_results`, also of old files);
+* :mod:`.rescore` — judging finished rows again without fitting;
+* :mod:`.presets` — named studies: ``recovery``, ``variance``;
+* :mod:`.report` — summary tables, JSON summaries and the complexity-vs-R² plot;
+* :mod:`.command` — the ``cadsr bench`` command line.
 """
 
+from .execution import RunOutcome, run_tasks
+from .results import read_results
 from .suites import (
     SUITES,
     Dataset,
@@ -20,14 +30,20 @@ from .suites import (
     load_dataset,
     read_table,
 )
+from .tasks import Task, make_tasks
 
 __all__ = [
     "SUITES",
     "Dataset",
     "Problem",
     "TableProblem",
+    "RunOutcome",
+    "Task",
     "get_problem",
     "get_suite",
     "load_dataset",
+    "make_tasks",
+    "read_results",
     "read_table",
+    "run_tasks",
 ]

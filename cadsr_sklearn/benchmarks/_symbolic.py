@@ -8,7 +8,7 @@ start fast (SymPy only, no torch). In the child's main thread the same code runs
 under ``SIGALRM``, so both paths give the same answers.
 
 Protocol of the script: one JSON object on stdin, ``{"task": "symbolic" |
-"complexity", "model": srepr, "truth": srepr | null, "timeout": seconds,
+"verdicts" | "complexity", "model": srepr, "truth": srepr | null, "timeout": seconds,
 "real": bool}``;
 one JSON object on stdout with the result.
 """
@@ -34,6 +34,7 @@ __all__ = [
     "real_symbols",
     "split_logs",
     "symbolic_solution_unbounded",
+    "symbolic_verdicts_unbounded",
     "simplified_complexity_unbounded",
 ]
 
@@ -174,28 +175,41 @@ def symbolic_solution_unbounded(model: sympy.Expr, truth: sympy.Expr, timeout: f
     numbers, so equality over the reals is what recovering a law means.
     ``real=False`` is SRBench's test as written.
     """
+    over_reals, as_written = symbolic_verdicts_unbounded(model, truth, timeout, real)
+    return over_reals if real else as_written
+
+
+def symbolic_verdicts_unbounded(model: sympy.Expr, truth: sympy.Expr,
+                                timeout: float | None = None,
+                                real: bool = True) -> tuple[bool, bool]:
+    """Both verdicts of :func:`symbolic_solution_unbounded`: (over the reals, SRBench's).
+
+    The test over the reals starts with SRBench's, so a model SRBench's test
+    accepts is solved by both and only a rejected one is tried again. With
+    ``real=False`` the second try is skipped and both verdicts are SRBench's.
+    """
     model = round_floats(sympy.sympify(model))
     truth = round_floats(sympy.sympify(truth))
     if model == 0 or model.has(sympy.nan, sympy.zoo):
-        return False
+        return False, False
     try:
         if _constant_relation(model, truth, timeout):
-            return True
+            return True, True
         model_el, truth_el = exp_log_powers(model), exp_log_powers(truth)
         rewritten = (model_el, truth_el) != (model, truth)
         if rewritten and _constant_relation(model_el, truth_el, timeout):
-            return True
+            return True, True
         if not real:
-            return False
+            return False, False
         model, truth = real_symbols(model, truth)
         try:
             with time_limit(timeout):
                 model, truth = split_logs(model), split_logs(truth)
         except Exception:  # noqa: BLE001 - a form factor cannot take is judged without the split
             pass
-        return _constant_relation(model, truth, timeout)
+        return _constant_relation(model, truth, timeout), False
     except SimplifyTimeout:
-        return False
+        return False, False
 
 
 def _constant_relation(model: sympy.Expr, truth: sympy.Expr, timeout: float | None) -> bool:
@@ -223,7 +237,10 @@ def _main() -> None:
     request = json.loads(sys.stdin.read())
     timeout = request.get("timeout")
     model = sympy.sympify(request["model"])
-    if request["task"] == "symbolic":
+    if request["task"] == "verdicts":
+        result = symbolic_verdicts_unbounded(model, sympy.sympify(request["truth"]), timeout,
+                                             request.get("real", True))
+    elif request["task"] == "symbolic":
         result = symbolic_solution_unbounded(model, sympy.sympify(request["truth"]), timeout,
                                              request.get("real", True))
     else:

@@ -1,8 +1,9 @@
 """The methods a benchmark compares: CADSR and two peers, under one time budget.
 
 Each method is fitted on the same :class:`~.suites.Dataset` with the same seed
-and wall-clock budget, and its model is turned into a SymPy expression in the
-dataset's feature names so that one set of metrics judges all of them.
+and wall-clock budget, and the formula it shows its user
+(:func:`.metrics.judged_formula`) becomes a SymPy expression in the dataset's
+feature names, so that one set of metrics judges all of them.
 
 How ``max_time`` maps onto each API
 -----------------------------------
@@ -21,13 +22,15 @@ operon
     seconds (rounded, at least 1) and checks the clock between generations;
     its generation and evaluation caps are lifted so the clock decides.
 
-Operators: every method gets the problem's operator set where its library has
+Operators: every method gets the operator set of the run (the problem's own, or
+CADSR's default set; ``None``) where its library has
 it (gplearn has no ``pow``, so it is dropped; its ``exp`` is added as a
 protected ``exp(min(x, 100))``). Problems without the constant token run gplearn
 with ``const_range=None``; Operon always scales every leaf by a coefficient and
 cannot be restricted there. All methods run single-threaded.
 
-SymPy conversion: gplearn's program is walked node by node, Operon's model
+SymPy conversion (:func:`.metrics.judged_formula`): CADSR's reported
+``expression_``; gplearn's program is walked node by node, Operon's model
 string (``get_model_string``) is parsed with placeholder names that are then
 replaced by the feature symbols. Protected operators are read as the plain
 functions (``div`` as ``/``, ``sqrt`` as ``sqrt``, ``log`` as ``log``), as
@@ -62,15 +65,22 @@ _PACKAGES = {"cadsr": "torch", "gplearn": "gplearn", "operon": "pyoperon"}
 
 @dataclass
 class FitResult:
-    """A fitted model, judged later by :func:`.metrics.model_metrics`."""
+    """A fitted model, judged later by :func:`.metrics.model_metrics`.
 
-    model: sympy.Expr  # in sympy.Symbol(feature name)
+    ``info`` holds what a method reports about its run: ``epochs``, ``stop``,
+    ``time_to_best_s`` and ``k`` (the tree's complexity) for CADSR,
+    ``generations`` and ``stop`` for the peers.
+    """
+
+    model: sympy.Expr  # the judged formula (metrics.judged_formula), in Symbol(feature name)
     y_pred_train: np.ndarray
     y_pred_test: np.ndarray
     fit_time: float  # seconds of wall-clock time spent in fit
     evaluations: int | None  # expressions scored
     native: str  # the method's own rendering of the model
     info: dict = field(default_factory=dict)
+    unsnapped: sympy.Expr | None = None  # CADSR: judged_formula(..., unsnapped=True)
+    y_pred_test_unsnapped: np.ndarray | None = None  # CADSR: τ* before snapping, on X_test
 
 
 def method_unavailable(method: str) -> str | None:
@@ -97,8 +107,11 @@ def fit_method(
     ----------
     method : {"cadsr", "gplearn", "operon"}
     data : Dataset
-    operators : (binary, unary, use_constants)
-        The problem's operator set (CADSR names: add, sub, mul, div, pow, sin…).
+    operators : (binary, unary, use_constants) or None
+        The problem's operator set (CADSR names: add, sub, mul, div, pow, sin…):
+        exactly these tokens (CADSR gets no ``1`` leaf). ``None``: CADSR's default
+        token set (``CADSRRegressor()``'s operators, ``1`` and the constant),
+        the peers the same operators where they have them.
     max_time : float
         Wall-clock budget of ``fit`` in seconds.
     seed : int
@@ -110,38 +123,51 @@ def fit_method(
     return fit(data, operators, max_time, seed, dict(params or {}))
 
 
-def _symbols(data: Dataset) -> list[sympy.Symbol]:
-    return [sympy.Symbol(n) for n in data.feature_names]
+def _default_operators() -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    from ..estimator import CADSRRegressor
+
+    defaults = CADSRRegressor().get_params()
+    return (tuple(defaults["binary_operators"]), tuple(defaults["unary_operators"]),
+            bool(defaults["use_constants"]))
 
 
 # --------------------------------------------------------------------- CADSR
 def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
     from ..estimator import CADSRRegressor
+    from .metrics import judged_formula
 
-    binary, unary, use_constants = operators
     kwargs = dict(
-        binary_operators=tuple(binary),
-        unary_operators=tuple(unary),
-        use_constants=use_constants,
         max_time=max_time,
         random_state=seed,
         device="cpu",
-        n_jobs=1,  # a task is one core: tasks run side by side (see runner.single_threaded)
+        n_jobs=1,  # a task is one core: tasks run side by side (see execution.single_threaded)
     )
+    if operators is not None:
+        binary, unary, use_constants = operators
+        kwargs.update(binary_operators=tuple(binary), unary_operators=tuple(unary),
+                      use_constants=use_constants, use_one=False)
     kwargs.update(params)
     est = CADSRRegressor(**kwargs)
     start = time.perf_counter()
     est.fit(data.X_train, data.y_train)
     elapsed = time.perf_counter() - start
     names = list(data.feature_names)
+    with np.errstate(all="ignore"):
+        unsnapped_test = est.unsnapped_expression_.evaluate(np.asarray(data.X_test, float))
+    history = est.history_
+    best = history[-1]["best_reward"] if history else None
+    time_to_best = next((h["time"] for h in history if h["best_reward"] == best), elapsed)
     return FitResult(
-        model=est.best_expression_.to_sympy(names),
+        model=judged_formula(est, names),
         y_pred_train=est.predict(data.X_train),
         y_pred_test=est.predict(data.X_test),
         fit_time=elapsed,
         evaluations=int(est.n_evaluations_),
         native=est.best_expression_.infix(names, 6),
-        info={"epochs": est.n_epochs_, "stop": est.stop_reason_},
+        info={"epochs": est.n_epochs_, "stop": est.stop_reason_,
+              "time_to_best_s": float(time_to_best), "k": int(est.best_expression_.complexity)},
+        unsnapped=judged_formula(est, names, unsnapped=True, X=data.X_train),
+        y_pred_test_unsnapped=np.where(np.isfinite(unsnapped_test), unsnapped_test, np.nan),
     )
 
 
@@ -206,7 +232,9 @@ def gplearn_to_sympy(program: list, symbols: list[sympy.Symbol]) -> sympy.Expr:
 def _fit_gplearn(data, operators, max_time, seed, params) -> FitResult:
     from gplearn.genetic import SymbolicRegressor
 
-    binary, unary, use_constants = operators
+    from .metrics import judged_formula
+
+    binary, unary, use_constants = operators or _default_operators()
     max_generations = int(params.pop("generations", 100_000))
     kwargs = dict(
         population_size=1000,
@@ -240,7 +268,7 @@ def _fit_gplearn(data, operators, max_time, seed, params) -> FitResult:
     with np.errstate(all="ignore"):
         y_train, y_test = est.predict(data.X_train), est.predict(data.X_test)
     return FitResult(
-        model=gplearn_to_sympy(est._program.program, _symbols(data)),
+        model=judged_formula(est, data.feature_names),
         y_pred_train=y_train,
         y_pred_test=y_test,
         fit_time=elapsed,
@@ -285,7 +313,9 @@ def operon_to_sympy(model_string: str, symbols: list[sympy.Symbol]) -> sympy.Exp
 def _fit_operon(data, operators, max_time, seed, params) -> FitResult:
     from pyoperon.sklearn import SymbolicRegressor
 
-    binary, unary, use_constants = operators
+    from .metrics import judged_formula
+
+    binary, unary, use_constants = operators or _default_operators()
     allowed = [op for op in (*binary, *unary) if op in _OPERON_SYMBOLS]
     allowed += ["constant", "variable"] if use_constants else ["variable"]
     kwargs = dict(
@@ -301,14 +331,12 @@ def _fit_operon(data, operators, max_time, seed, params) -> FitResult:
     start = time.perf_counter()
     est.fit(data.X_train, data.y_train)
     elapsed = time.perf_counter() - start
-    placeholder = [f"v{i}" for i in range(len(data.feature_names))]
-    text = est.get_model_string(est.model_, 12, names=placeholder)
     stats = getattr(est, "stats_", {}) or {}
     evaluations = stats.get("evaluation_count")
     with np.errstate(all="ignore"):
         y_train, y_test = est.predict(data.X_train), est.predict(data.X_test)
     return FitResult(
-        model=operon_to_sympy(text, _symbols(data)),
+        model=judged_formula(est, data.feature_names),
         y_pred_train=np.asarray(y_train, dtype=np.float64),
         y_pred_test=np.asarray(y_test, dtype=np.float64),
         fit_time=elapsed,

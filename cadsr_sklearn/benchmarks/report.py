@@ -1,18 +1,44 @@
-"""Summaries of benchmark results: markdown tables and a complexity-vs-R² plot.
+"""Summaries of benchmark results: markdown tables, JSON summaries and a complexity-vs-R² plot.
 
-Input is the list of result rows the runner writes (dicts with the columns of
-:data:`cadsr_sklearn.benchmarks.runner.COLUMNS`, already parsed to numbers).
-Only the standard library is needed for the tables; the plot needs matplotlib.
+Input is the list of result rows a run writes (dicts with the columns of
+:data:`cadsr_sklearn.benchmarks.results.COLUMNS`, already parsed to numbers, as
+:func:`~cadsr_sklearn.benchmarks.results.read_results` returns them). Rows of
+a sweep are told apart by their variant: each (method, variant) is one "arm"
+(``cadsr [bic_variance=mle]``). Only the standard library is needed for the
+tables; the plot needs matplotlib.
+
+* :func:`summary_table` and :func:`problem_table`: every run;
+* :func:`recovery_table` and :func:`recovery_summary`: the ``recovery`` preset
+  (per problem: solved over the reals, by SRBench's test as written, before
+  snapping, exact on the test set; suite means against DSR's published figures);
+* :func:`variant_table` and :func:`variant_summary`: a sweep such as the
+  ``variance`` preset.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
-__all__ = ["summary_table", "problem_table", "plot_pareto"]
+__all__ = [
+    "summary_table",
+    "problem_table",
+    "recovery_table",
+    "recovery_summary",
+    "variant_table",
+    "variant_summary",
+    "plot_pareto",
+    "DSR_ALWAYS_SOLVED",
+    "DSR_NGUYEN_MEAN",
+]
+
+#: Nguyen problems DSR (Petersen et al., 2021) solves in every run.
+DSR_ALWAYS_SOLVED = ("Nguyen-1", "Nguyen-2", "Nguyen-3", "Nguyen-4", "Nguyen-6", "Nguyen-9",
+                     "Nguyen-10", "Nguyen-11")
+#: DSR's published mean recovery rate on Nguyen-1…12, in percent.
+DSR_NGUYEN_MEAN = 83.6
 
 
 def _median(values) -> float:
@@ -38,6 +64,25 @@ def _fmt(value: float, spec: str) -> str:
     return format(value, spec)
 
 
+def _arm(row: dict) -> str:
+    """The method, and the variant of a sweep: ``cadsr [bic_variance=mle]``."""
+    return f"{row['method']} [{row['variant']}]" if row.get("variant") else row["method"]
+
+
+def _noise(value) -> str:
+    return "–" if value is None else f"{value:g}"
+
+
+def _order(value) -> float:
+    """Sort key of a noise level or budget that may be unknown (files of the old scripts)."""
+    return -1.0 if value is None else value
+
+
+def _share(values) -> str:
+    values = [bool(v) for v in values if v is not None]
+    return f"{sum(values)}/{len(values)}" if values else "–"
+
+
 def _markdown(header: list[str], rows: list[list[str]], align: str) -> str:
     lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|")
@@ -53,15 +98,15 @@ def summary_table(rows: list[dict]) -> str:
     """
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for r in rows:
-        groups[(r["suite"], r["noise"], r["method"])].append(r)
+        groups[(r["suite"], r["noise"], _arm(r))].append(r)
     body = []
     for (suite, noise, method), rs in sorted(
-        groups.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])
+        groups.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]), kv[0][2])
     ):
         body.append(
             [
                 suite,
-                f"{noise:g}",
+                _noise(noise),
                 method,
                 str(len(rs)),
                 _rate(r["symbolic_solution"] for r in rs),
@@ -81,16 +126,17 @@ def summary_table(rows: list[dict]) -> str:
 
 def problem_table(rows: list[dict]) -> str:
     """Per problem (and noise), per method: ``symbolic solutions/runs`` and the median test R²."""
-    methods = sorted({r["method"] for r in rows})
+    methods = sorted({_arm(r) for r in rows})
     groups: dict[tuple, list[dict]] = defaultdict(list)
     order: dict[str, int] = {}
     for r in rows:
-        groups[(r["problem"], r["noise"], r["method"])].append(r)
+        groups[(r["problem"], r["noise"], _arm(r))].append(r)
         order.setdefault(r["problem"], len(order))
-    keys = sorted({(p, n) for p, n, _ in groups}, key=lambda k: (k[1], _natural(k[0]), order[k[0]]))
+    keys = sorted({(p, n) for p, n, _ in groups},
+                  key=lambda k: (_order(k[1]), _natural(k[0]), order[k[0]]))
     body = []
     for problem, noise in keys:
-        cells = [problem, f"{noise:g}"]
+        cells = [problem, _noise(noise)]
         for m in methods:
             rs = groups.get((problem, noise, m), [])
             if not rs:
@@ -102,6 +148,163 @@ def problem_table(rows: list[dict]) -> str:
         body.append(cells)
     header = ["problem", "noise", *(f"{m}: solved (median R²)" for m in methods)]
     return _markdown(header, body, "ll" + "r" * len(methods))
+
+
+def recovery_table(rows: list[dict]) -> str:
+    """The recovery preset's table: one line per problem (and noise level and arm, where they vary).
+
+    Columns: solved over the reals (``symbolic_solution``), by SRBench's test as
+    written (``solved_srbench``), τ* before snapping by SRBench's test
+    (``solved_srbench_unsnapped``), exact on the test set (``exact_test``), as
+    ``solved/runs``; the median test R², median k (CADSR's tree complexity) and
+    median time to the best formula; the stop reasons and the range of epochs.
+    """
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    suites: dict[str, int] = {}
+    for r in rows:
+        groups[(r["problem"], r["noise"], _arm(r))].append(r)
+        suites.setdefault(r["suite"], len(suites))
+    suite_of = {r["problem"]: suites[r["suite"]] for r in rows}
+    by_noise = len({k[1] for k in groups}) > 1
+    by_arm = len({k[2] for k in groups}) > 1
+    body = []
+    for (problem, noise, arm), rs in sorted(
+        groups.items(),
+        key=lambda kv: (_order(kv[0][1]), suite_of[kv[0][0]], _natural(kv[0][0]), kv[0][2]),
+    ):
+        stops = Counter(r["stop"] for r in rs if r.get("stop"))
+        epochs = [r["epochs"] for r in rs if r.get("epochs") is not None]
+        span = "–" if not epochs else (
+            f"{min(epochs)}" if min(epochs) == max(epochs) else f"{min(epochs)}–{max(epochs)}"
+        )
+        body.append([
+            problem,
+            *([_noise(noise)] if by_noise else []),
+            *([arm] if by_arm else []),
+            _share(r["symbolic_solution"] for r in rs),
+            _share(r.get("solved_srbench") for r in rs),
+            _share(r.get("solved_srbench_unsnapped") for r in rs),
+            _share(r.get("exact_test") for r in rs),
+            _fmt(_median(r["r2_test"] for r in rs), ".4f"),
+            _fmt(_median(r.get("k") for r in rs), ".0f"),
+            _fmt(_median(r.get("time_to_best_s") for r in rs), ".1f"),
+            ", ".join(f"{stop} {n}" for stop, n in stops.most_common()) or "–",
+            span,
+        ])
+    header = [
+        "problem", *(["noise"] if by_noise else []), *(["method"] if by_arm else []),
+        "solved", "SRBench", "unsnapped", "exact", "median test R²", "median k",
+        "median time to best (s)", "stops", "epochs",
+    ]
+    return _markdown(header, body, "l" * (1 + by_noise + by_arm) + "r" * 9)
+
+
+def _mean_percent(rates: list[float | None]) -> float | None:
+    values = [v for v in rates if v is not None]
+    return round(100 * statistics.fmean(values), 1) if values else None
+
+
+def _values(rows: list[dict], column: str):
+    values = sorted({r[column] for r in rows if r.get(column) is not None})
+    return None if not values else (values[0] if len(values) == 1 else values)
+
+
+def recovery_summary(rows: list[dict]) -> list[dict]:
+    """The recovery preset's summary, one dict per arm (a JSON line each).
+
+    Per suite, the mean over problems of each problem's rate, in percent:
+    ``{suite}_mean_recovery`` (over the reals), ``…_srbench`` (SRBench's test
+    as written), ``…_exact_on_test`` and ``…_srbench_unsnapped``; DSR's
+    published Nguyen mean and how many of the problems DSR always solves were
+    solved in at least 4 of 5 runs (80 %); the budget and noise level(s).
+    """
+    by_arm: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_arm[_arm(r)].append(r)
+    summaries = []
+    for arm, rs in sorted(by_arm.items()):
+        groups: dict[tuple, list[dict]] = defaultdict(list)
+        for r in rs:
+            groups[(r["suite"], r["problem"], r["noise"])].append(r)
+
+        def rates(column, suite=None, problems=None):
+            out = []
+            for (s, problem, _), g in groups.items():
+                if (suite is None or s == suite) and (problems is None or problem in problems):
+                    values = [bool(r.get(column)) for r in g if r.get(column) is not None]
+                    out.append(sum(values) / len(values) if values else None)
+            return out
+
+        suites = list(dict.fromkeys(["nguyen", "constant", "feynman", *(r["suite"] for r in rs)]))
+        summary: dict = {"benchmark": "recovery"}
+        if len(by_arm) > 1:
+            summary["method"] = arm
+        for suite in suites:
+            summary[f"{suite}_mean_recovery"] = _mean_percent(rates("symbolic_solution", suite))
+            summary[f"{suite}_mean_recovery_srbench"] = _mean_percent(
+                rates("solved_srbench", suite))
+            summary[f"{suite}_mean_exact_on_test"] = _mean_percent(rates("exact_test", suite))
+            if suite == "nguyen":
+                always = [v >= 0.8 for v in rates("symbolic_solution", "nguyen", DSR_ALWAYS_SOLVED)
+                          if v is not None]
+                summary["dsr_published_nguyen_mean"] = DSR_NGUYEN_MEAN
+                summary["dsr_always_problems_at_4_of_5"] = f"{sum(always)}/{len(always)}"
+        for suite in suites:
+            summary[f"{suite}_mean_recovery_srbench_unsnapped"] = _mean_percent(
+                rates("solved_srbench_unsnapped", suite))
+        summary["max_time"] = _values(rs, "max_time")
+        summary["noise"] = _values(rs, "noise")
+        summaries.append(summary)
+    return summaries
+
+
+def _variant_groups(rows: list[dict]) -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r["noise"], _arm(r))].append(r)
+    return dict(sorted(groups.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1])))
+
+
+def variant_table(rows: list[dict]) -> str:
+    """A sweep's table: per noise level and arm, solution rates and the median k."""
+    body = [
+        [
+            _noise(noise), arm, str(len(rs)),
+            _rate(r["symbolic_solution"] for r in rs),
+            _rate(r["accuracy_solution"] for r in rs),
+            _fmt(_median(r.get("k") for r in rs), ".0f"),
+        ]
+        for (noise, arm), rs in _variant_groups(rows).items()
+    ]
+    header = ["noise", "method [variant]", "runs", "symbolic solution %",
+              "accuracy solution % (R² > 0.999)", "median k"]
+    return _markdown(header, body, "llrrrr")
+
+
+def variant_summary(rows: list[dict], benchmark: str = "sweep") -> dict:
+    """A sweep's summary (a JSON line): ``{"VALUE@NOISE": {solved, accurate, median_k, runs}}``.
+
+    VALUE is the variant's value when it sets one parameter (``mle`` for
+    ``bic_variance=mle``), else the variant; the method is prefixed when
+    several were run.
+    """
+    summary: dict = {"benchmark": benchmark, "max_time": _values(rows, "max_time")}
+    methods = {r["method"] for r in rows}
+    for (noise, _), rs in _variant_groups(rows).items():
+        variant = rs[0].get("variant") or ""
+        name, eq, value = variant.partition("=")
+        label = value if eq and " " not in variant else (variant or rs[0]["method"])
+        if len(methods) > 1:
+            label = f"{rs[0]['method']}:{label}"
+        solved = [bool(r["symbolic_solution"]) for r in rs if r["symbolic_solution"] is not None]
+        k = _median(r.get("k") for r in rs)
+        summary[f"{label}@{noise}"] = {
+            "solved": round(statistics.fmean(solved), 3) if solved else None,
+            "accurate": round(statistics.fmean(bool(r["accuracy_solution"]) for r in rs), 3),
+            "median_k": None if math.isnan(k) else k,
+            "runs": len(rs),
+        }
+    return summary
 
 
 def _natural(name: str) -> tuple:
@@ -128,7 +331,7 @@ def plot_pareto(rows: list[dict], path: str | Path, title: str = "") -> Path | N
     for r in rows:
         if r["complexity"] is None or r["r2_test"] is None or math.isnan(r["r2_test"]):
             continue
-        by_method[r["method"]].append((float(r["complexity"]), float(r["r2_test"])))
+        by_method[_arm(r)].append((float(r["complexity"]), float(r["r2_test"])))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (method, points) in enumerate(sorted(by_method.items())):

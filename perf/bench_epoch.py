@@ -17,7 +17,7 @@ few dozen epochs is the honest unit. ``--n-jobs`` is the estimator's (default: e
 Prints a table of the per-phase medians, the epochs a 60-second budget buys, and, as its
 final line, a JSON object.
 
-    python benchmarks/bench_epoch.py [--case realistic] [--epochs 30] [--seeds 0,1,2] [--n-jobs 1]
+    python perf/bench_epoch.py [--case realistic] [--epochs 30] [--seeds 0,1,2] [--n-jobs 1]
 """
 
 import argparse

@@ -18,7 +18,7 @@ finite outputs, for scripts that collect benchmark results.
 
 Usage::
 
-    python benchmarks/bench_eval.py [--n-expressions 1000] [--n-rows 1000] [--repeats 7]
+    python perf/bench_eval.py [--n-expressions 1000] [--n-rows 1000] [--repeats 7]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ is its own. Constants are fitted on a subsample of ``const_fit_samples`` rows;
 only the reward sees every row, so the epoch time should grow far slower than
 the rows. Prints a table and, as its final line, a JSON object.
 
-    python benchmarks/bench_scale.py [--rows 1000 10000 100000] [--max-time 60]
+    python perf/bench_scale.py [--rows 1000 10000 100000] [--max-time 60]
 """
 
 import argparse

@@ -5,9 +5,9 @@ Fits a seeded batch of random expressions (those of ``bench_constants``: default
 version's :class:`ConstantFitter` (same ``random_state``, so the same starting
 constants) and compares. Run it once per version with ``--dump``, then ``--compare``::
 
-    PYTHONPATH=/path/to/old/checkout python benchmarks/compare_fits.py --dump old.npz
-    python benchmarks/compare_fits.py --dump new.npz
-    python benchmarks/compare_fits.py --compare old.npz new.npz
+    PYTHONPATH=/path/to/old/checkout python perf/compare_fits.py --dump old.npz
+    python perf/compare_fits.py --dump new.npz
+    python perf/compare_fits.py --compare old.npz new.npz
 
 "Both converge" means both fits succeeded and their training costs agree to 1e-6
 relative (the same local minimum); there the constants should agree to 1e-8.

@@ -4,7 +4,7 @@ Paper settings: E=10, M=8, 1 decoder layer, 1 head, FF 2048, max length 32,
 Library(5) (5 binary, 5 unary, x0..x4, 1, c), B=1000, oversampling 2.  The
 policy is untrained (freshly initialised), as in the first epoch.
 
-    python benchmarks/bench_sampling.py [--runs 15] [--threads 1] [--profile]
+    python perf/bench_sampling.py [--runs 15] [--threads 1] [--profile]
 
 One torch thread by default: the tensors are small, and on a shared 2-core
 machine a second OpenMP thread mostly waits (measured 3–6× slower under load,

@@ -1,24 +1,26 @@
-"""Before/after table of constant snapping from ``bench_recovery.py`` result files.
+"""Before/after table of constant snapping from recovery result files.
 
-Each row of a ``bench_recovery.py`` CSV judges one fit twice: τ* with its constants as fitted
-(``*_unsnapped`` columns, what ``snap_constants=False`` returns: snapping runs after the search)
-and the snapped τ* the estimator returns. This prints, per file, SRBench's symbolic-solution rate
-(as SRBench's code judges it: complex symbols, 3-decimal rounding), the median test R² and the
-median SymPy size of the reported formula, before and after, and the fits whose verdict changed.
+Each CADSR row of a ``cadsr bench`` results file (``--preset recovery`` or any other run; also
+the CSV files of the former ``bench_recovery.py`` script) judges one fit twice: τ* with its
+constants as fitted (``*_unsnapped`` columns, what ``snap_constants=False`` returns: snapping
+runs after the search) and the snapped τ* the estimator returns. This prints, per file,
+SRBench's symbolic-solution rate (as SRBench's code judges it: complex symbols, 3-decimal
+rounding), the median test R² and the median SymPy size of the reported formula, before and
+after, and the fits whose verdict changed.
 
-    python benchmarks/compare_snapping.py feyn_g0.1.csv feyn_g0.01.csv const_g0.1.csv
+    python perf/compare_snapping.py feyn_g0.1.csv feyn_g0.01.csv const_g0.1.csv
 """
 
 import argparse
-import csv
 import statistics
 from pathlib import Path
 
+from cadsr_sklearn.benchmarks.results import read_results
+
 
 def summary(path: Path) -> dict:
-    with path.open() as fh:
-        rows = [r for r in csv.DictReader(fh)
-                if r.get("solved_srbench_unsnapped") not in (None, "")]
+    rows = [r for r in read_results(path)
+            if not r.get("error") and r.get("solved_srbench_unsnapped") is not None]
     if not rows:
         return {"file": path.name, "fits": 0}
 
@@ -28,7 +30,8 @@ def summary(path: Path) -> dict:
     def median(column: str) -> float:
         return statistics.median(float(r[column]) for r in rows)
 
-    changed = [(r["problem"], r["seed"], r["solved_srbench_unsnapped"], r["solved_srbench"])
+    changed = [(r["problem"], r["seed"], int(r["solved_srbench_unsnapped"]),
+                int(r["solved_srbench"]))
                for r in rows if r["solved_srbench_unsnapped"] != r["solved_srbench"]]
     return {
         "file": path.name, "fits": len(rows),

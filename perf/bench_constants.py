@@ -11,7 +11,7 @@ best 100 (2·αB/100 at the paper's α = 5, B = 1000) refitted on all of them.
 
 Usage::
 
-    python benchmarks/bench_constants.py [--runs 7] [--n-expr 1000] [--rows 1000]
+    python perf/bench_constants.py [--runs 7] [--n-expr 1000] [--rows 1000]
         [--configs default,threads2,screen256,screen256-threads2,uniform01,ones,restart1,nfev30]
 
 Prints a table, then as its final line a JSON object with the median seconds.
