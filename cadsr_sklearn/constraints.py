@@ -20,9 +20,10 @@ that clears the entries it bans; each can be switched off.
 * constant-only subtrees — a unary's child is not ``c``/``1``; a binary's right
                 child is not ``c``/``1`` when its left sibling is (in BFS order
                 the left sibling is the previous token); the root is not ``c``/``1``.
-                Such a subtree is a constant that one fitted ``c`` could replace,
-                so without a ``c`` token only the root is banned: ``1 + 1`` is
-                then the only way to write 2;
+                Without a ``c`` token this also bans ``1 + 1``: lifting it there
+                (so that 2 can be written) was measured and did not pay, since the
+                search then builds constants such as ``1 + exp(-1)`` instead of laws
+                (see the tuning guide);
 * inverse     — a child is not its parent's inverse (exp∘log, sqrt∘square, …);
 * trig        — no trigonometric operator below another one.
 
@@ -155,13 +156,11 @@ def max_constants_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) ->
 
 
 def constant_subtree_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
-    """No subtree made only of ``c``/``1`` when a fitted ``c`` could take its place."""
+    """No subtree made only of ``c``/``1``: it is a constant that the fit could absorb."""
     t = s.t
     parent = s.parent[:, t]
     if t == 0:
         bad = torch.ones_like(parent, dtype=torch.bool)  # the root alone would be constant
-    elif c.library.const_id is None:
-        return  # nothing could absorb 1 + 1 or sin(1)
     else:
         only_child = c.arities_ext[parent] == 1
         right_of_constant = (s.slot[:, t] == 1) & c.is_constant_like[s.prev_token]

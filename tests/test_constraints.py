@@ -234,14 +234,3 @@ def test_admits_agrees_with_the_independent_checker():
     too_long = list(LIB.encode(["add"] * 20 + ["x0"] * 21))
     assert strict.admits([too_long, []]).tolist() == [False, False]
 
-
-def test_without_a_constant_token_one_plus_one_is_allowed():
-    # 1 + 1 (and x / (1 + 1)) is then the only way to write 2; with ``c`` a fit absorbs it.
-    koza = Library(1, ("add", "div"), (), use_constants=False, use_one=True)
-    with_c = Library(1, ("add", "div"), (), use_constants=True, use_one=True)
-    for lib, allowed in ((koza, True), (with_c, False)):
-        c = Constraints(lib)
-        div, add, x, one = (lib.index(n) for n in ("div", "add", "x0", "1"))
-        assert c.admits([[div, x, add, one, one]]).tolist() == [allowed]
-        assert c.admits([[add, x, one]]).tolist() == [True]
-        assert c.admits([[one]]).tolist() == [False]  # the root alone stays banned
