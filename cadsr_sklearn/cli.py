@@ -55,10 +55,12 @@ def _pretty(expr) -> str:
 
 
 def _train_r2(model, loss: float) -> float | None:
+    from .display import r2_from_loss
+
     variance = getattr(model, "y_variance_", None)
     if variance is None or not variance > 0:
         return None
-    return 1.0 - loss / variance
+    return r2_from_loss(loss, variance)
 
 
 def _print_symbols(model) -> None:

@@ -14,6 +14,7 @@ estimator (``equations_["formula"]``, :meth:`~cadsr_sklearn.CADSRRegressor.latex
 from __future__ import annotations
 
 import keyword
+import math
 import numbers
 import re
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ import numpy as np
 import sympy
 
 __all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits", "formula_text",
-           "round_floats", "rounded_latex", "symbol_names", "sympy_values"]
+           "r2_from_loss", "round_floats", "rounded_latex", "symbol_names", "sympy_values"]
 
 DISPLAY_RTOL = 1e-3
 """A displayed form may move no training prediction by more than this times the largest |ŷ|."""
@@ -31,6 +32,16 @@ DISPLAY_DIGITS = 4
 """Significant digits shown when they are enough."""
 
 _MAX_DIGITS = 17  # float64's round-trip precision: always faithful
+
+
+def r2_from_loss(loss, y_variance: float):
+    """Training R² shown beside a formula, ``1 − loss / Var(y)`` (NaN when y is constant).
+
+    ``loss`` is a training MSE, or an array of them (the learning curve).
+    """
+    if not y_variance > 0:
+        return math.nan
+    return 1.0 - loss / y_variance
 
 
 def check_precision(precision) -> int:

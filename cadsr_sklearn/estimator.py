@@ -21,7 +21,7 @@ from ._version import __version__
 from . import program
 from .constants import ConstantFitter
 from .constraints import Constraints
-from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, round_floats,
+from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, r2_from_loss, round_floats,
                       rounded_latex, symbol_names)
 from .expression import Expression
 from .library import BINARY_OPERATORS, DEFAULT_BINARY, DEFAULT_UNARY, UNARY_OPERATORS, Library
@@ -712,7 +712,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             rows.append({
                 "complexity": c.complexity,
                 "loss": c.loss,
-                "r2": 1.0 - c.loss / self.y_variance_ if self.y_variance_ > 0 else math.nan,
+                "r2": r2_from_loss(c.loss, self.y_variance_),
                 "reward": c.reward,
                 "equation": equation,
                 "formula": str(round_floats(equation, d)),

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .display import formula_text
+from .display import formula_text, r2_from_loss
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -108,7 +108,7 @@ def training_r2(model, y=None) -> np.ndarray | None:
     if variance is None or not variance > 0:
         return None
     loss = np.array([h["best_loss"] for h in model.history_], dtype=np.float64)
-    return 1.0 - loss / variance
+    return r2_from_loss(loss, variance)
 
 
 # --------------------------------------------------------------------- pareto

@@ -30,6 +30,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from .positions import first_children
+
 __all__ = ["OPCODES", "LMSettings", "arity", "compile_tokens", "apply", "d_left", "d_right",
            "evaluate", "evaluate_batch", "node_values", "jacobian", "fit_batch", "warm_up"]
 
@@ -190,7 +192,7 @@ def compile_tokens(tokens, opcode_of_token: np.ndarray, argument_of_token: np.nd
     ops = opcode_of_token[tokens].astype(np.int32)
     args = argument_of_token[tokens].astype(np.int32)
     arity = arity_of_token[tokens]
-    first_child = 1 + np.concatenate(([0], np.cumsum(arity)[:-1]))  # BFS children are consecutive
+    first_child = first_children(arity)
     is_operator = arity > 0
     args[is_operator] = first_child[is_operator]
     is_constant = ops == CONSTANT

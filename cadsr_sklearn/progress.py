@@ -22,7 +22,7 @@ import time
 import numpy as np
 import sympy
 
-from .display import faithful_digits, round_floats
+from .display import faithful_digits, r2_from_loss, round_floats
 
 __all__ = ["Progress"]
 
@@ -126,7 +126,7 @@ class Progress:
             self.bar.close()
 
     def _r2(self, loss: float) -> float:
-        return 1.0 - loss / self.y_variance if self.y_variance > 0 else float("nan")
+        return r2_from_loss(loss, self.y_variance)
 
 
 def _cut(text: str, width: int) -> str:
