@@ -332,19 +332,16 @@ def _numeric(df, path: str):
 
 
 def _check_operators(binary, unary) -> None:
-    from .library import BINARY_OPERATORS, UNARY_OPERATORS
+    """The library's check of the names given to --binary and --unary, as a usage error."""
+    from .library import DEFAULT_BINARY, DEFAULT_UNARY, check_operators
 
-    for given, table, other, role in (
-        (binary, BINARY_OPERATORS, UNARY_OPERATORS, "binary"),
-        (unary, UNARY_OPERATORS, BINARY_OPERATORS, "unary"),
-    ):
-        for name in given or ():
-            if name in table:
-                continue
-            if name in other:
-                flag = "--unary" if role == "binary" else "--binary"
-                raise UsageError(f"{name!r} is not a {role} operator; pass it to {flag}")
-            raise UsageError(f"unknown {role} operator {name!r}; choose from {' '.join(table)}")
+    try:
+        check_operators(DEFAULT_BINARY if binary is None else binary,
+                        DEFAULT_UNARY if unary is None else unary)
+    except ValueError as err:
+        flags = str(err).replace("binary_operators", "--binary").replace("unary_operators",
+                                                                          "--unary")
+        raise UsageError(flags.rstrip(".")) from None
 
 
 def _check_device(device: str) -> str:

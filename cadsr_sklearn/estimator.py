@@ -24,7 +24,7 @@ from .constraints import Constraints
 from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, r2_from_loss, round_floats,
                       rounded_latex, symbol_names)
 from .expression import Expression
-from .library import BINARY_OPERATORS, DEFAULT_BINARY, DEFAULT_UNARY, UNARY_OPERATORS, Library
+from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library, check_operators
 from .policy import Policy
 from .progress import Progress
 from .rewards import make_reward
@@ -485,31 +485,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
     def _check_settings(self) -> None:
         """Cross-parameter checks that ``_parameter_constraints`` cannot express."""
-        if self.dct_dim > self.embedding_dim:
-            raise ValueError(
-                f"dct_dim={self.dct_dim} must not exceed embedding_dim={self.embedding_dim}: "
-                "the DCT keeps the dct_dim lowest of embedding_dim frequencies."
-            )
-        width = self.dct_dim if self.attention == "dct" else self.embedding_dim
-        if width % self.n_heads:
-            raise ValueError(
-                f"n_heads={self.n_heads} must divide the attention width {width} "
-                f"({'dct_dim' if self.attention == 'dct' else 'embedding_dim'})."
-            )
-        for name, table in (("binary_operators", BINARY_OPERATORS),
-                            ("unary_operators", UNARY_OPERATORS)):
-            ops = getattr(self, name)
-            if isinstance(ops, str):
-                raise ValueError(
-                    f"{name} must be a list of names such as ['add', 'mul'], not {ops!r}."
-                )
-            unknown = [op for op in ops if op not in table]
-            if unknown:
-                raise ValueError(
-                    f"Unknown {name} {unknown}; choose from {sorted(table)}."
-                )
-        if len(self.binary_operators) == 0 and len(self.unary_operators) == 0:
-            raise ValueError("At least one binary or unary operator is required.")
+        Policy.check_widths(self.embedding_dim, self.dct_dim, self.n_heads, self.attention)
+        check_operators(self.binary_operators, self.unary_operators)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None) -> "CADSRRegressor":

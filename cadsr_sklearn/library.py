@@ -165,20 +165,30 @@ INVERSE_PAIRS: frozenset[tuple[str, str]] = frozenset(
 )
 
 
-def _resolve(names: Iterable[str], table: dict[str, Token], role: str) -> list[Token]:
-    if isinstance(names, str):
-        raise TypeError(f"{role} must be a list of operator names, not the string {names!r}.")
-    tokens = []
-    for name in names:
-        if name not in table:
-            known = ", ".join(sorted(table))
-            other = UNARY_OPERATORS if table is BINARY_OPERATORS else BINARY_OPERATORS
-            hint = f" ({name!r} is a {other[name].kind} operator.)" if name in other else ""
-            raise ValueError(f"Unknown {role[:-1]} {name!r}. Known {role}: {known}.{hint}")
-        if table[name] in tokens:
-            raise ValueError(f"{role} lists {name!r} more than once.")
-        tokens.append(table[name])
-    return tokens
+def check_operators(binary_operators: Sequence[str], unary_operators: Sequence[str]) -> None:
+    """Raise ValueError saying what is wrong with two lists of operator names, if anything.
+
+    The one check of operator names: the library, the estimator's ``fit`` and the
+    command line all call it. Names must be known (a name of the other arity is
+    pointed out), listed once, and not both lists empty.
+    """
+    for role, names, table, other in (
+        ("binary_operators", binary_operators, BINARY_OPERATORS, UNARY_OPERATORS),
+        ("unary_operators", unary_operators, UNARY_OPERATORS, BINARY_OPERATORS),
+    ):
+        if isinstance(names, str):
+            raise ValueError(f"{role} must be a list of names such as ['add', 'mul'], "
+                             f"not {names!r}.")
+        unknown = [name for name in names if name not in table]
+        if unknown:
+            misplaced = "".join(f" ({name!r} is a {other[name].kind} operator.)"
+                                for name in unknown if name in other)
+            raise ValueError(f"Unknown {role} {unknown}; choose from {sorted(table)}.{misplaced}")
+        repeated = sorted({name for name in names if list(names).count(name) > 1})
+        if repeated:
+            raise ValueError(f"{role} lists {repeated[0]!r} more than once.")
+    if len(binary_operators) == 0 and len(unary_operators) == 0:
+        raise ValueError("At least one binary or unary operator is required.")
 
 
 class Library:
@@ -210,10 +220,9 @@ class Library:
     ) -> None:
         if isinstance(n_features, bool) or int(n_features) != n_features or n_features < 1:
             raise ValueError(f"A library needs at least one input variable, got {n_features!r}.")
-        binary = _resolve(binary_operators, BINARY_OPERATORS, "binary_operators")
-        unary = _resolve(unary_operators, UNARY_OPERATORS, "unary_operators")
-        if not binary and not unary:
-            raise ValueError("At least one binary or unary operator is required.")
+        check_operators(binary_operators, unary_operators)
+        binary = [BINARY_OPERATORS[name] for name in binary_operators]
+        unary = [UNARY_OPERATORS[name] for name in unary_operators]
         variables = [
             Token(f"x{i}", 0, VARIABLE, None, f"x{i}", "variable", feature=i)
             for i in range(int(n_features))

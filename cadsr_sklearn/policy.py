@@ -186,17 +186,7 @@ class Policy(nn.Module):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}.")
         n_tokens, max_length, embedding_dim, dct_dim, n_layers, n_heads, ff_dim = (
             int(v) for v in sizes.values())
-        if attention == "dct" and dct_dim > embedding_dim:
-            raise ValueError(
-                f"dct_dim ({dct_dim}) must not exceed embedding_dim ({embedding_dim}): "
-                "the DCT keeps M of the E frequency coefficients."
-            )
-        width = dct_dim if attention == "dct" else embedding_dim
-        if width % n_heads:
-            raise ValueError(
-                f"n_heads ({n_heads}) must divide the attention width ({width} = "
-                f"{'dct_dim' if attention == 'dct' else 'embedding_dim'})."
-            )
+        width = self.check_widths(embedding_dim, dct_dim, n_heads, attention)
         self.n_tokens, self.max_length = n_tokens, max_length
         self.embedding_dim, self.width = embedding_dim, width
         self.n_heads, self.attention, self.position_encoding = n_heads, attention, position_encoding
@@ -224,6 +214,22 @@ class Policy(nn.Module):
                 nn.init.zeros_(module.bias)
         if isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=self.embedding_std)
+
+    @staticmethod
+    def check_widths(embedding_dim: int, dct_dim: int, n_heads: int, attention: str) -> int:
+        """The attention width (M for "dct", else E); ValueError if the heads cannot split it."""
+        if attention == "dct" and dct_dim > embedding_dim:
+            raise ValueError(
+                f"dct_dim={dct_dim} must not exceed embedding_dim={embedding_dim}: "
+                "the DCT keeps the dct_dim lowest of embedding_dim frequencies."
+            )
+        width = dct_dim if attention == "dct" else embedding_dim
+        if width % n_heads:
+            raise ValueError(
+                f"n_heads={n_heads} must divide the attention width {width} "
+                f"({'dct_dim' if attention == 'dct' else 'embedding_dim'})."
+            )
+        return width
 
     @property
     def start_token(self) -> int:

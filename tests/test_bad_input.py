@@ -300,7 +300,7 @@ CLI_CASES = {
     "no features": ("y\n1\n2\n", [], "no feature columns"),
     "missing target": (GOOD_CSV, ["--target", "z"], "no column 'z'"),
     "y too large": ("a,y\n1,1e300\n2,3e300\n3,2e300\n", [], "overflow float64.*Rescale y"),
-    "unknown operator": (GOOD_CSV, ["--unary", "sinh"], "unknown unary operator 'sinh'"),
+    "unknown operator": (GOOD_CSV, ["--unary", "sinh"], r"Unknown --unary \['sinh'\]"),
     "unknown device": (GOOD_CSV, ["--device", "tpu"], "Unknown device 'tpu'"),
     "missing output folder": (GOOD_CSV, ["--out", "/nonexistent-dir/m.joblib"], "does not exist"),
 }

@@ -231,7 +231,7 @@ def test_unknown_operators_are_rejected_with_the_known_names():
         (dict(n_features=1.5), ValueError),
         (dict(n_features=2, binary_operators=[], unary_operators=[]), ValueError),
         (dict(n_features=2, binary_operators=["add", "add"]), ValueError),
-        (dict(n_features=2, unary_operators="sin"), TypeError),
+        (dict(n_features=2, unary_operators="sin"), ValueError),
     ],
 )
 def test_invalid_library_arguments(kwargs, error):
