@@ -345,7 +345,7 @@ def _check_operators(binary, unary) -> None:
 
 
 def _check_device(device: str) -> str:
-    from .estimator import resolve_device
+    from .devices import resolve_device
 
     try:
         return str(resolve_device(device))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
 from types import MappingProxyType
 from numbers import Integral, Real
 from typing import Any
@@ -21,6 +20,7 @@ from ._version import __version__
 from . import program
 from .constants import ConstantFitter
 from .constraints import Constraints
+from .devices import resolve_device, torch_threads
 from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, r2_from_loss, round_floats,
                       rounded_latex, symbol_names)
 from .expression import Expression
@@ -34,49 +34,12 @@ from .priors import Priors
 from .scoring import Candidate, Scorer
 from .training import TrainingConfig, run_search
 
-__all__ = ["CADSRRegressor", "resolve_device"]
+__all__ = ["CADSRRegressor"]
 
 # Squared errors of targets beyond these scales overflow (or underflow to zero) in
 # float64, so no formula could be scored: such y is rejected with a hint to rescale.
 _Y_MAX = 1e150
 _Y_MIN_SPREAD = 1e-150
-
-
-def resolve_device(device: str | torch.device) -> torch.device:
-    """Turn ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"`` into a usable device.
-
-    ``"auto"`` picks CUDA when available, else CPU. A requested device that
-    is absent raises ``ValueError``.
-    """
-    if isinstance(device, torch.device):
-        device = str(device)
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise ValueError(
-            f"Unknown device {device!r}; use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'."
-        ) from None
-    if dev.type == "cpu":
-        return dev
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} was requested but CUDA is not available here.")
-        index = 0 if dev.index is None else dev.index
-        if index >= torch.cuda.device_count():
-            raise ValueError(
-                f"device={device!r} was requested but only {torch.cuda.device_count()} "
-                "CUDA device(s) exist."
-            )
-        return torch.device("cuda", index)
-    if dev.type == "mps":
-        if not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
-            raise ValueError("device='mps' was requested but MPS is not available here.")
-        return dev
-    raise ValueError(
-        f"Unsupported device {device!r}; use 'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'."
-    )
 
 
 class CADSRRegressor(RegressorMixin, BaseEstimator):
@@ -603,8 +566,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             # NumPy's BLAS on one thread too: its vectors here are one column
             # (np.dot over S rows), where waking a second thread costs more than
             # it saves, up to 100x more on a busy machine.
-            torch_threads = 1 if self.device_.type == "cpu" else None
-            with _torch_threads(torch_threads), threadpool_limits(1, "blas"):
+            n_torch_threads = 1 if self.device_.type == "cpu" else None
+            with torch_threads(n_torch_threads), threadpool_limits(1, "blas"):
                 result = run_search(
                     policy, sampler, scorer, library, config, exact_loss, generator,
                     on_epoch=progress.update,
@@ -906,23 +869,3 @@ def _check_target_scale(y: np.ndarray) -> None:
             f"y varies by only {spread:.3g}: squared errors that small underflow float64, so no "
             "formula can be scored. Rescale y, e.g. standardise it as (y - y.mean()) / y.std()."
         )
-
-
-@contextmanager
-def _torch_threads(n: int | None):
-    """Run torch on ``n`` intra-op threads inside the block (``None``: leave as is).
-
-    The policy is tiny (E = 10), so extra threads mostly spin: on 2 cores one
-    thread samples as fast as two when idle and several times faster under any
-    other load (cross-validation, benchmarks). One thread also makes CPU runs
-    independent of the machine's core count, which keeps results reproducible.
-    """
-    if n is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)

@@ -8,7 +8,8 @@ import sympy
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn import training
-from cadsr_sklearn.estimator import PAPER_SETTINGS, resolve_device
+from cadsr_sklearn.devices import resolve_device
+from cadsr_sklearn.estimator import PAPER_SETTINGS
 
 FAST = dict(batch_size=200, ff_dim=64, learning_rate=1e-3, device="cpu", random_state=0)
 

@@ -14,7 +14,7 @@ import os
 import socket
 import sys
 import traceback
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -38,29 +38,19 @@ def single_threaded(import_torch: bool):
     child processes; threadpoolctl caps BLAS/OpenMP pools already loaded; torch
     has its own intra-op pool.
     """
+    from threadpoolctl import threadpool_limits
+
     saved_env = {k: os.environ.get(k) for k in _THREAD_VARS}
     os.environ.update({k: "1" for k in _THREAD_VARS})
-    torch_threads = None
-    if import_torch or "torch" in sys.modules:
-        import torch
+    try:
+        with ExitStack() as stack:
+            if import_torch or "torch" in sys.modules:
+                from ..devices import torch_threads
 
-        torch_threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn depends on it
-        limits = None
-    else:
-        limits = threadpool_limits(1)
-    try:
-        yield
+                stack.enter_context(torch_threads(1))
+            stack.enter_context(threadpool_limits(1))
+            yield
     finally:
-        if limits is not None:
-            limits.restore_original_limits()
-        if torch_threads is not None:
-            import torch
-
-            torch.set_num_threads(torch_threads)
         for k, v in saved_env.items():
             if v is None:
                 os.environ.pop(k, None)
