@@ -18,8 +18,6 @@ from threadpoolctl import threadpool_limits
 
 from ._version import __version__
 from . import program
-from .constants import ConstantFitter
-from .constraints import Constraints
 from .devices import resolve_device, torch_threads
 from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, r2_from_loss, round_floats,
                       rounded_latex, symbol_names)
@@ -27,12 +25,9 @@ from .expression import Expression
 from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library, check_operators
 from .policy import Policy
 from .progress import Progress
-from .rewards import make_reward
-from .sampler import Sampler
 from .simplification import simplest_equivalent
-from .priors import Priors
-from .scoring import Candidate, Scorer
-from .training import TrainingConfig, run_search
+from .scoring import Candidate
+from .search import build_search
 
 __all__ = ["CADSRRegressor"]
 
@@ -500,67 +495,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return self._fit_constant_target(X, y)
         _check_target_scale(y)
 
-        library = Library(
-            X.shape[1],
-            self.binary_operators,
-            self.unary_operators,
-            use_constants=self.use_constants,
-            use_one=self.use_one,
-        )
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(torch_seed)  # weight initialisation without touching global RNG state
-            policy = Policy(
-                len(library),
-                max_length=self.max_length,
-                embedding_dim=self.embedding_dim,
-                dct_dim=self.dct_dim,
-                n_layers=self.n_layers,
-                n_heads=self.n_heads,
-                ff_dim=self.ff_dim,
-                attention=self.attention,
-                position_encoding=self.position_encoding,
-                embedding_std=self.embedding_std,
-                parent_sibling=self.parent_sibling,
-            ).to(self.device_)
-        generator = torch.Generator(device=self.device_).manual_seed(torch_seed)
-        constraints = Constraints(library, max_length=self.max_length,
-                                  max_constants=self.max_constants)
-        priors = Priors(library, uniform_arity=self.arity_prior, length=self.length_prior)
-        sampler = Sampler(policy, library, constraints, priors)
-        fitter = ConstantFitter(
-            X,
-            y,
-            sample_weight=sample_weight,
-            const_fit_samples=self.const_fit_samples,
-            random_state=np.random.default_rng(numpy_seed),
-            n_jobs=self.n_jobs,
-        )
-        reward = make_reward(
-            self.reward,
-            y,
-            sample_weight=sample_weight,
-            bic_variance=self.bic_variance,
-            likelihood=self.likelihood,
-            spl_eta=self.spl_eta,
-            tpsr_lambda=self.tpsr_lambda,
-            max_length=self.max_length,
-        )
-        screen = (None if self.const_screen_samples is None
-                  else fitter.screening_fitter(self.const_screen_samples))
-        config = TrainingConfig.from_params(self.get_params())
-        # rewards.mse(y_pred, y) would recompute the targets' statistics on every call
-        scorer = Scorer(fitter, reward, reward.loss, X,
-                         screen=screen, n_refine=2 * config.n_top)
-        y_mean = np.average(y, weights=sample_weight)
-        y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
-        # Exact to round-off: tol·Var(y), but never below what float64 can resolve
-        # at y's magnitude (the reward's floor), or a y far from 0 never stops.
-        exact_loss = max(self.tol * y_variance, reward.floor) if self.tol > 0 else 0.0
+        search = build_search(self.get_params(), X, y, sample_weight, self.device_, torch_seed,
+                              numpy_seed)
 
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.
         program.warm_up()
-        progress = Progress(self.n_epochs, self.max_time, self.verbose, y_variance,
+        progress = Progress(self.n_epochs, self.max_time, self.verbose, search.y_variance,
                             self._feature_names(), X)
         try:
             # NumPy's BLAS on one thread too: its vectors here are one column
@@ -568,10 +509,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             # it saves, up to 100x more on a busy machine.
             n_torch_threads = 1 if self.device_.type == "cpu" else None
             with torch_threads(n_torch_threads), threadpool_limits(1, "blas"):
-                result = run_search(
-                    policy, sampler, scorer, library, config, exact_loss, generator,
-                    on_epoch=progress.update,
-                )
+                result = search.run(on_epoch=progress.update)
             progress.show(result.best)  # τ* after pruning, not the last epoch's
         finally:
             progress.close()
@@ -583,7 +521,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 "training data). Try other operators, more epochs, or rescaling X and y."
             )
         self.unsnapped_expression_ = result.unsnapped.expression
-        self.y_variance_ = y_variance
+        self.y_variance_ = search.y_variance
         front = result.hall_of_fame.pareto_front(keep=result.best)
         self._set_front(front, result.best, X)
         self.history_ = result.history
