@@ -32,8 +32,7 @@ from .display import rounded_latex
 from .positions import tree_positions
 from .simple_numbers import snap_number
 
-__all__ = ["Expression", "Node", "evaluate_many", "is_complete", "sympy_complexity",
-           "simplified_complexity"]
+__all__ = ["Expression", "Node", "evaluate_many", "is_complete", "sympy_complexity"]
 
 @dataclass
 class Node:
@@ -521,15 +520,6 @@ def _sympy_number(value: float, exact: bool) -> sympy.Expr:
 def sympy_complexity(expr: sympy.Expr) -> int:
     """Number of nodes in SymPy's preorder traversal of ``expr``."""
     return sum(1 for _ in sympy.preorder_traversal(expr))
-
-
-def simplified_complexity(expr: sympy.Expr) -> int:
-    """SRBench's "simplified complexity": nodes of the simplified expression.
-
-    ``sympy.simplify`` can take very long on large expressions; callers that
-    need a bound should run this under a timeout (see ``cadsr_sklearn.benchmarks``).
-    """
-    return sympy_complexity(sympy.simplify(expr))
 
 
 def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,

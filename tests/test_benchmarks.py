@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import sympy
 
+from cadsr_sklearn.cli import UsageError
 from cadsr_sklearn.benchmarks import execution, metrics, results, tasks
 from cadsr_sklearn.benchmarks.methods import (
     FitResult,
@@ -346,7 +347,7 @@ def test_runner_keeps_rows_on_interrupt_and_retries_failures(tmp_path, monkeypat
 def test_parse_seeds():
     assert tasks.parse_seeds(["0-2", "5", "7,9"]) == [0, 1, 2, 5, 7, 9]
     for bad in (["a"], ["3-1"], ["-1"], ["0-"]):
-        with pytest.raises(tasks.BenchError):
+        with pytest.raises(UsageError):
             tasks.parse_seeds(bad)
 
 

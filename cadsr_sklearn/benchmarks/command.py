@@ -28,7 +28,8 @@ from .methods import METHODS, method_unavailable
 from .presets import PRESETS
 from .results import read_results, results_format
 from .suites import SUITES, TableProblem
-from .tasks import OPERATORS, BenchError, make_tasks, parse_seeds, select_problems, sweep_variants
+from ..cli import UsageError
+from .tasks import OPERATORS, make_tasks, parse_seeds, select_problems, sweep_variants
 
 __all__ = ["add_bench_parser", "method_params"]
 
@@ -48,7 +49,7 @@ def method_params(items: Sequence[str], methods: Sequence[str] = METHODS) -> dic
     as Python literals, else text, and their names checked against their
     estimators where the method runs.
     """
-    from ..cli import UsageError, estimator_params, parse_value
+    from ..cli import estimator_params, parse_value
 
     params: dict[str, dict[str, Any]] = {m: {} for m in METHODS}
     cadsr: list[str] = []
@@ -58,7 +59,7 @@ def method_params(items: Sequence[str], methods: Sequence[str] = METHODS) -> dic
         if not dot:
             method, key = "cadsr", name
         if not sep or not name or method not in METHODS or not key.strip():
-            raise BenchError(
+            raise UsageError(
                 f"bad --params entry {item!r}; use KEY=VALUE or METHOD.KEY=VALUE "
                 f"(METHOD one of {', '.join(METHODS)})"
             )
@@ -67,10 +68,7 @@ def method_params(items: Sequence[str], methods: Sequence[str] = METHODS) -> dic
         else:
             params[method][key.strip()] = parse_value(text)
     if cadsr:
-        try:
-            params["cadsr"] = estimator_params(cadsr)
-        except UsageError as err:
-            raise BenchError(str(err)) from None
+        params["cadsr"] = estimator_params(cadsr)
     for method in ("gplearn", "operon"):
         if params[method] and method in methods:
             _check_peer_params(method, params[method])
@@ -84,7 +82,7 @@ def _check_peer_params(method: str, values: dict[str, Any]) -> None:
         from pyoperon.sklearn import SymbolicRegressor
     unknown = sorted(set(values) - set(SymbolicRegressor().get_params()))
     if unknown:
-        raise BenchError(f"--params: {method} has no parameter(s) {unknown}")
+        raise UsageError(f"--params: {method} has no parameter(s) {unknown}")
 
 
 def _resolve(args: argparse.Namespace) -> None:
@@ -105,21 +103,21 @@ def _resolve(args: argparse.Namespace) -> None:
 
 def _check(args: argparse.Namespace) -> None:
     if not args.max_time > 0 or not math.isfinite(args.max_time):
-        raise BenchError(f"--max-time must be a positive number of seconds, got {args.max_time}")
+        raise UsageError(f"--max-time must be a positive number of seconds, got {args.max_time}")
     if args.n_jobs < 1:
-        raise BenchError(f"--n-jobs must be >= 1, got {args.n_jobs}")
+        raise UsageError(f"--n-jobs must be >= 1, got {args.n_jobs}")
     if any(not (g >= 0 and math.isfinite(g)) for g in args.noise):
-        raise BenchError(f"--noise levels must be >= 0, got {args.noise}")
+        raise UsageError(f"--noise levels must be >= 0, got {args.noise}")
     if not args.simplify_timeout > 0:
-        raise BenchError("--simplify-timeout must be > 0")
+        raise UsageError("--simplify-timeout must be > 0")
     if args.backend not in ("loky", "dask"):
-        raise BenchError(f"unknown --backend {args.backend!r}; choose loky or dask")
+        raise UsageError(f"unknown --backend {args.backend!r}; choose loky or dask")
     if args.operators not in OPERATORS:
-        raise BenchError(f"unknown --operators {args.operators!r}; choose suite or default")
+        raise UsageError(f"unknown --operators {args.operators!r}; choose suite or default")
     if args.n_train is not None and args.n_train < 1:
-        raise BenchError(f"--n-train must be >= 1, got {args.n_train}")
+        raise UsageError(f"--n-train must be >= 1, got {args.n_train}")
     if args.rescore and args.report:
-        raise BenchError("--rescore and --report do not go together")
+        raise UsageError("--rescore and --report do not go together")
 
 
 def _print_row(row: dict, i: int, total: int) -> None:
@@ -172,7 +170,7 @@ def _report(args: argparse.Namespace) -> int:
     detected = set()
     for path in args.report:
         if not Path(path).is_file():
-            raise BenchError(f"{path}: no such file")
+            raise UsageError(f"{path}: no such file")
         kind = results_format(path)
         if kind in ("recovery-script", "variance-script"):
             detected.add(kind.split("-")[0])
@@ -182,7 +180,7 @@ def _report(args: argparse.Namespace) -> int:
         rows = [r for r in rows if r["problem"].lower() in wanted]
     rows = [r for r in rows if not r.get("error")]
     if not rows:
-        raise BenchError(f"no results to report in {', '.join(args.report)}")
+        raise UsageError(f"no results to report in {', '.join(args.report)}")
     preset = args.preset or (detected.pop() if len(detected) == 1 else None)
     print(f"cadsr bench: {len(rows)} row(s) from {len(args.report)} file(s)"
           + (f", reported as the {preset} preset" if preset else ""))
@@ -192,11 +190,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:
-    try:
-        return _bench(args)
-    except BenchError as err:
-        print(f"cadsr: error: {err}", file=sys.stderr)
-        return 2
+    return _bench(args)  # a UsageError is reported by cadsr's main, as for every command
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -208,14 +202,14 @@ def _bench(args: argparse.Namespace) -> int:
     for m in methods:
         why = method_unavailable(m)
         if why:
-            raise BenchError(why)
+            raise UsageError(why)
     seeds = parse_seeds(args.seeds)
     problems = select_problems(
         args.suite, args.problems, args.data, target=args.target, formula=args.formula,
         test_size=args.test_size, max_train_samples=args.max_train_samples,
     )
     if args.n_train is not None and any(isinstance(p, TableProblem) for p in problems):
-        raise BenchError("--n-train applies to the built-in suites, not to --data files")
+        raise UsageError("--n-train applies to the built-in suites, not to --data files")
     params = method_params(args.params, methods)
     variants = (
         sweep_variants(args.sweep, lambda items: method_params(items, methods))
@@ -247,7 +241,7 @@ def _bench(args: argparse.Namespace) -> int:
         from .rescore import rescore_results
 
         if out is None or not out.exists():
-            raise BenchError(f"--rescore needs an existing --out file, got {args.out!r}")
+            raise UsageError(f"--rescore needs an existing --out file, got {args.out!r}")
         outcome = rescore_results(tasks, out, args.simplify_timeout)
         print(
             f"Rescored {len(outcome.rows)} row(s) of {out} "

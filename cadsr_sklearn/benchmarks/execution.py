@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .methods import fit_method
 from .results import KEY, ResultsWriter, normalise_row, read_results, row_key
-from .tasks import BenchError, Task
+from ..cli import UsageError
+from .tasks import Task
 
 __all__ = ["RunOutcome", "run_task", "run_tasks", "single_threaded"]
 
@@ -229,7 +230,7 @@ def _execute_dask(tasks: Sequence[Task], n_jobs: int, scheduler: str | None) -> 
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise BenchError(
+        raise UsageError(
             "the Dask backend needs dask.distributed: pip install 'cadsr-sklearn[distributed]'"
         ) from None
     from joblib import Parallel, delayed, parallel_config
@@ -240,7 +241,7 @@ def _execute_dask(tasks: Sequence[Task], n_jobs: int, scheduler: str | None) -> 
             try:
                 client = Client(scheduler, timeout=_CONNECT_TIMEOUT)
             except (OSError, TimeoutError) as err:
-                raise BenchError(
+                raise UsageError(
                     f"cannot reach the Dask scheduler at {scheduler} ({err})"
                 ) from None
         else:

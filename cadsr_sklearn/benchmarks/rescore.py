@@ -15,7 +15,8 @@ import sympy
 
 from .execution import RunOutcome
 from .results import normalise_row, read_results, results_format, row_key, write_results
-from .tasks import BenchError, Task
+from ..cli import UsageError
+from .tasks import Task
 
 __all__ = ["rescore_results"]
 
@@ -41,11 +42,11 @@ def rescore_results(tasks: Sequence[Task], out: str | Path, timeout: float = 10.
     path = Path(out)
     kind = results_format(path)
     if kind is not None and kind.endswith("-script"):
-        raise BenchError(f"{path}: --rescore rewrites cadsr bench files only; this one was "
+        raise UsageError(f"{path}: --rescore rewrites cadsr bench files only; this one was "
                          f"written by the old bench_{kind.split('-')[0]}.py")
     rows = read_results(path)
     if not rows:
-        raise BenchError(f"{path}: no results to rescore")
+        raise UsageError(f"{path}: no results to rescore")
     wanted = {t.key: t for t in tasks}
     latest = {}
     for i, row in enumerate(rows):

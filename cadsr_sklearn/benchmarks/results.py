@@ -20,7 +20,7 @@ import math
 import os
 from pathlib import Path
 
-from .tasks import BenchError
+from ..cli import UsageError
 
 __all__ = [
     "COLUMNS",
@@ -157,7 +157,7 @@ def results_format(path: str | Path) -> str | None:
         return "variance-script" if "variance" in header else "recovery-script"
     missing = [c for c in KEY if c not in header and c not in _OPTIONAL_KEY]
     if missing:
-        raise BenchError(f"{path}: not a cadsr bench results file (no column(s) {missing})")
+        raise UsageError(f"{path}: not a cadsr bench results file (no column(s) {missing})")
     return "bench-old"
 
 
@@ -224,7 +224,7 @@ class ResultsWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         kind = results_format(path)
         if kind is not None and kind.endswith("-script"):
-            raise BenchError(
+            raise UsageError(
                 f"{path}: written by the old bench_{kind.split('-')[0]}.py; read it with "
                 "`cadsr bench --report` and write new runs to another --out"
             )

@@ -12,11 +12,11 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from ..cli import UsageError
 from .suites import SUITES, Problem, TableProblem, get_problem, get_suite
 
 __all__ = [
     "OPERATORS",
-    "BenchError",
     "Task",
     "make_tasks",
     "sweep_variants",
@@ -26,10 +26,6 @@ __all__ = [
 
 #: Operator sets a task can run with: the problem's own, or CADSR's default token set.
 OPERATORS = ("suite", "default")
-
-
-class BenchError(Exception):
-    """Bad input to ``cadsr bench``: one line on stderr, exit status 2."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +98,7 @@ def make_tasks(
     (see :func:`sweep_variants`).
     """
     if operators not in OPERATORS:
-        raise BenchError(f"unknown operator set {operators!r}; choose from {', '.join(OPERATORS)}")
+        raise UsageError(f"unknown operator set {operators!r}; choose from {', '.join(OPERATORS)}")
     params = params or {}
     variants = variants or {"": {}}
     tasks = []
@@ -152,18 +148,18 @@ def select_problems(
     if suites is None and not data and names:
         unknown = [n for n in names if not _is_builtin(n)]
         if unknown:
-            raise BenchError(f"unknown problem(s) {unknown} in the built-in suites")
+            raise UsageError(f"unknown problem(s) {unknown} in the built-in suites")
         return list(dict.fromkeys(get_problem(n) for n in names))
     problems: list = []
     for name in suites if suites is not None else ([] if data else ["nguyen"]):
         try:
             problems.extend(get_suite(name))
         except ValueError:
-            raise BenchError(
+            raise UsageError(
                 f"unknown suite {name!r}; choose from {', '.join(sorted(SUITES))}"
             ) from None
     if formula is not None and len(data or []) != 1:
-        raise BenchError("--formula goes with exactly one --data file")
+        raise UsageError("--formula goes with exactly one --data file")
     for path in data or []:
         try:
             problems.append(
@@ -173,19 +169,19 @@ def select_problems(
                 )
             )
         except ValueError as err:
-            raise BenchError(str(err).splitlines()[0]) from None
+            raise UsageError(str(err).splitlines()[0]) from None
     if names:
         wanted = {n.lower() for n in names}
         known = {p.name.lower() for p in problems}
         unknown = [n for n in names if n.lower() not in known]
         if unknown:
-            raise BenchError(
+            raise UsageError(
                 f"unknown problem(s) {unknown} in the chosen suite(s) {list(suites or ['--data'])}"
             )
         problems = [p for p in problems if p.name.lower() in wanted]
     keys = [(p.suite, p.name) for p in problems]
     if len(set(keys)) != len(keys):
-        raise BenchError(
+        raise UsageError(
             "two problems share a name (pass each --data file once, with distinct names)"
         )
     return problems
@@ -206,8 +202,8 @@ def parse_seeds(items: Sequence[str]) -> list[int]:
         for part in str(item).replace(",", " ").split():
             lo, dash, hi = part.partition("-")
             if not lo.isdigit() or (dash and not hi.isdigit()) or (dash and int(hi) < int(lo)):
-                raise BenchError(f"bad --seeds value {part!r}; use e.g. 0-4, 0,1,2 or 0 1 2")
+                raise UsageError(f"bad --seeds value {part!r}; use e.g. 0-4, 0,1,2 or 0 1 2")
             seeds.update(range(int(lo), int(hi if dash else lo) + 1))
     if not seeds:
-        raise BenchError("--seeds needs non-negative integers, e.g. 0-4")
+        raise UsageError("--seeds needs non-negative integers, e.g. 0-4")
     return sorted(seeds)
