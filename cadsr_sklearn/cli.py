@@ -34,8 +34,8 @@ __all__ = ["main", "build_parser", "pendulum_data"]
 #: Budget of ``cadsr demo`` in seconds.
 DEMO_MAX_TIME = 60.0
 #: Batch size of ``cadsr demo``: within a minute, many small epochs learn more than
-#: a few of the default 1000 (measured: 3 of 3 seeds recover the law with 250,
-#: 0 of 2 with 1000, on a shared 2-core machine).
+#: a few large ones (measured: 3 of 3 seeds recover the law with 250, 0 of 2 with
+#: 1000, on a shared 2-core machine).
 DEMO_BATCH_SIZE = 250
 
 
@@ -727,7 +727,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--n-epochs", type=_positive_int, default=None, metavar="N",
                      help="epoch budget (default 600; the first budget to run out stops the fit)")
     fit.add_argument("--batch-size", type=_positive_int, default=None, metavar="B",
-                     help="formulas sampled per epoch (default 1000, the estimator's)")
+                     help="formulas sampled per epoch (default 500, the estimator's)")
     fit.add_argument("--patience", type=_positive_int, default=None, metavar="N",
                      help="stop after N epochs without a better formula")
     fit.add_argument("--n-jobs", type=int, default=None, metavar="N",

@@ -256,6 +256,9 @@ class Policy(nn.Module):
             pos = sequence_encoding(index, self.embedding_dim)
         x = self.embed(prev) + pos  # (..., E)
         if self.parent_sibling:
+            if parent is None or sibling is None:
+                raise ValueError("This policy reads each node's parent and left sibling "
+                                 "(parent_sibling=True): pass parent and sibling.")
             x = x + self.embed_parent(parent) + self.embed_sibling(sibling)
         return x @ self.dct.T if self.attention == "dct" else x  # (..., M)
 

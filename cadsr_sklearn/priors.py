@@ -52,6 +52,13 @@ class Priors:
         self._arities = torch.as_tensor(arities)  # (V,)
         self._arity_prior = torch.as_tensor(-np.log(np.bincount(arities, minlength=3)[arities]),
                                             dtype=torch.get_default_dtype())  # (V,)
+        self._on: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def _tables(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        """(arities, arity prior) on ``device``, copied there once."""
+        if device not in self._on:
+            self._on[device] = (self._arities.to(device), self._arity_prior.to(device))
+        return self._on[device]
 
     @property
     def active(self) -> bool:
@@ -63,11 +70,12 @@ class Priors:
     def __call__(self, state: TreeState) -> torch.Tensor:
         """Log-prior (b, V) of node ``state.t`` of every tree; zeros when no prior is on."""
         device = state.n_nodes.device
+        arities, arity_prior = self._tables(device)
         prior = torch.zeros(len(state), len(self.library), device=device)
         if self.uniform_arity:
-            prior += self._arity_prior.to(device)
+            prior += arity_prior
         if self.length is not None:
-            size = state.n_nodes.unsqueeze(1) + self._arities.to(device)  # (b, V)
+            size = state.n_nodes.unsqueeze(1) + arities  # (b, V)
             over = (size - self.length).clamp(min=0) / (self.length / 4)
             prior -= 0.5 * over.to(prior.dtype) ** 2
         return prior

@@ -24,9 +24,11 @@ import time
 
 import torch
 
+from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
+from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import Sampler
 
 
@@ -47,9 +49,13 @@ def main() -> None:
 
     torch.manual_seed(args.seed)
     library = Library(5)
+    defaults = CADSRRegressor().get_params()  # the estimator's policy options and priors
     policy = Policy(len(library), attention=args.attention,
-                    position_encoding=args.position_encoding).eval()
-    sampler = Sampler(policy, library, Constraints(library))
+                    position_encoding=args.position_encoding,
+                    parent_sibling=defaults["parent_sibling"]).eval()
+    priors = Priors(library, uniform_arity=defaults["arity_prior"],
+                    length=defaults["length_prior"])
+    sampler = Sampler(policy, library, Constraints(library), priors)
     generator = torch.Generator().manual_seed(args.seed)
     for _ in range(2):  # warm-up (allocator, kernels)
         sampler.sample_unique(args.batch_size, args.oversampling, generator)

@@ -85,6 +85,13 @@ def test_parent_sibling_inputs_step_matches_forward_and_are_read():
     assert not torch.allclose(other, full, atol=1e-4)  # the parent's token is an input
 
 
+def test_parent_sibling_policy_asks_for_them():
+    policy = small_policy(parent_sibling=True)
+    tokens, depth, horizontal = random_inputs(policy)
+    with pytest.raises(ValueError, match="pass parent and sibling"):
+        policy(policy.shift_right(tokens), depth, horizontal)
+
+
 @pytest.mark.parametrize("std", [0.02, 0.7])
 def test_embedding_std_sets_the_token_embedding_scale(std):
     policy = small_policy(n_tokens=200, embedding_std=std, parent_sibling=True)
