@@ -337,11 +337,9 @@ def _check_operators(binary, unary) -> None:
 
     try:
         check_operators(DEFAULT_BINARY if binary is None else binary,
-                        DEFAULT_UNARY if unary is None else unary)
+                        DEFAULT_UNARY if unary is None else unary, labels=("--binary", "--unary"))
     except ValueError as err:
-        flags = str(err).replace("binary_operators", "--binary").replace("unary_operators",
-                                                                          "--unary")
-        raise UsageError(flags.rstrip(".")) from None
+        raise UsageError(str(err).rstrip(".")) from None
 
 
 def _check_device(device: str) -> str:

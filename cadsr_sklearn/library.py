@@ -165,16 +165,18 @@ INVERSE_PAIRS: frozenset[tuple[str, str]] = frozenset(
 )
 
 
-def check_operators(binary_operators: Sequence[str], unary_operators: Sequence[str]) -> None:
+def check_operators(binary_operators: Sequence[str], unary_operators: Sequence[str],
+                    labels: tuple[str, str] = ("binary_operators", "unary_operators")) -> None:
     """Raise ValueError saying what is wrong with two lists of operator names, if anything.
 
     The one check of operator names: the library, the estimator's ``fit`` and the
     command line all call it. Names must be known (a name of the other arity is
-    pointed out), listed once, and not both lists empty.
+    pointed out), listed once, and not both lists empty. ``labels`` name the two
+    lists in the message (the command line's are ``--binary`` and ``--unary``).
     """
     for role, names, table, other in (
-        ("binary_operators", binary_operators, BINARY_OPERATORS, UNARY_OPERATORS),
-        ("unary_operators", unary_operators, UNARY_OPERATORS, BINARY_OPERATORS),
+        (labels[0], binary_operators, BINARY_OPERATORS, UNARY_OPERATORS),
+        (labels[1], unary_operators, UNARY_OPERATORS, BINARY_OPERATORS),
     ):
         if isinstance(names, str):
             raise ValueError(f"{role} must be a list of names such as ['add', 'mul'], "

@@ -1,8 +1,9 @@
-"""Seconds per epoch at the paper's settings, and epochs per minute.
+"""Seconds per epoch with the estimator's defaults, and epochs per minute.
 
-B = 1000, γ = 2, the paper's model (E = 10, M = 8, 1 layer, 1 head, FF 2048), the default
-library with constants (add sub mul div pow, sin cos log sqrt exp, x_i, 1, c). Early stopping
-is off so every epoch is a full one. Two cases:
+The estimator's defaults (B = 500, γ = 2, the paper's model: E = 10, M = 8, 1 layer, 1 head,
+FF 2048; the priors and parent/sibling inputs on), the default library with constants
+(add sub mul div pow, sin cos log sqrt exp, x_i, 1, c). Early stopping is off so every epoch
+is a full one. Two cases:
 
 * ``paper`` (default): Feynman I.18.4 (4 features), 1000 noise-free training rows;
 * ``realistic``: Feynman II.11.3 (5 features), 2000 training rows with noise γ = 0.1
