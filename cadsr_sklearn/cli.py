@@ -481,6 +481,7 @@ def _cmd_fit(args) -> int:
     _check_writable(args.out)
     if args.plots:
         _check_plot_folder(args.plots)
+    checkpoint = _checkpoint_path(args)
 
     import joblib
 
@@ -488,6 +489,8 @@ def _cmd_fit(args) -> int:
 
     params = dict(PAPER_SETTINGS) if args.paper else {}
     params.update(max_time=args.max_time, random_state=args.seed, device=args.device, verbose=1)
+    if checkpoint is not None:
+        params.update(checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
     for option, name in (("n_epochs", "n_epochs"), ("batch_size", "batch_size"),
                          ("patience", "patience"), ("n_jobs", "n_jobs")):
         if getattr(args, option) is not None:
@@ -507,6 +510,8 @@ def _cmd_fit(args) -> int:
         + (f", {len(held_out)} held out" if held_out is not None else "")
         + f") for {budget} on {device} ..."
     )
+    if checkpoint is not None and Path(checkpoint).exists():
+        print(f"Resuming the search saved in {checkpoint} ...")
     try:
         model = CADSRRegressor(**params)
         start = time.perf_counter()
@@ -529,6 +534,19 @@ def _cmd_fit(args) -> int:
     if args.plots:
         _write_plots(model, X, y, Path(args.plots))
     return 0
+
+
+def _checkpoint_path(args) -> str | None:
+    """The checkpoint file: ``--resume`` one that must exist, or ``--checkpoint`` any."""
+    if args.resume is not None and args.checkpoint is not None and args.resume != args.checkpoint:
+        raise UsageError("--resume and --checkpoint name different files; give one")
+    if args.resume is not None:
+        if not Path(args.resume).is_file():
+            raise UsageError(f"--resume {args.resume}: no such checkpoint file")
+        return args.resume
+    if args.checkpoint is not None:
+        _check_writable(args.checkpoint)
+    return args.checkpoint
 
 
 # --------------------------------------------------------- predict / show
@@ -633,6 +651,16 @@ def _positive(value: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
     if not x > 0 or not np.isfinite(x):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value!r}")
+    return x
+
+
+def _seconds(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0 <= x < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {value!r}")
     return x
 
 
@@ -765,6 +793,12 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--plots", default=None, metavar="FOLDER", help="also write PNG plots into FOLDER"
     )
+    fit.add_argument("--checkpoint", default=None, metavar="PATH",
+                     help="save the whole search to PATH as it runs; if PATH exists, resume it")
+    fit.add_argument("--resume", default=None, metavar="PATH",
+                     help="resume the search saved in PATH (by --checkpoint), and keep saving it")
+    fit.add_argument("--checkpoint-every", type=_seconds, default=60.0, metavar="SECONDS",
+                     help="seconds between checkpoints (default 60; 0 after every epoch)")
     fit.add_argument("--epochs", dest="n_epochs", type=_positive_int, help=argparse.SUPPRESS)
     fit.set_defaults(run=_cmd_fit)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from types import MappingProxyType
 from numbers import Integral, Real
 from typing import Any
@@ -27,7 +28,9 @@ from .policy import Policy
 from .progress import Progress
 from .simplification import simplest_equivalent
 from .scoring import Candidate
-from .search import build_search
+from . import checkpoint
+from .checkpoint import Checkpoint, CheckpointWriter, data_fingerprint
+from .search import Search, build_search
 
 __all__ = ["CADSRRegressor"]
 
@@ -219,6 +222,30 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         R² and complexity, in one line that fits the terminal; 2 also prints
         the current Pareto front as a small table every few seconds (see
         :mod:`cadsr_sklearn.progress`).
+    warm_start : bool, default=False
+        When True, a second ``fit`` continues the search of the first instead
+        of starting over: the policy and its optimizer, the reference policy,
+        the replay buffer, the hall of fame, τ* and the random generators go on
+        from where the last epoch left them (before pruning and snapping, which
+        are redone on the result). ``n_epochs``, ``max_time`` and
+        ``max_evaluations`` count the new call; on the same data, ``n_epochs=a``
+        then ``n_epochs=b`` ends as one fit of ``a + b`` epochs would (unless
+        an early stop fires). On new data (same features) the replay buffer,
+        τ* and the hall of fame are refitted and rescored on it. The parameters
+        that shape the search (operators, policy, reward, constant fitting)
+        must stay the same; ``random_state`` is not used again. The state is
+        kept in :attr:`search_state_` (and so in pickles) only when True.
+    checkpoint : str, path or None, default=None
+        File the whole search is written to, atomically, every
+        ``checkpoint_every`` seconds and when the search stops. If the file
+        exists when ``fit`` starts, the search resumes from it (same data and
+        same package version; otherwise ``fit`` raises ValueError): with the
+        same parameters and an epoch budget, the resumed fit ends with the
+        formula the uninterrupted one would have found; with ``max_time`` the
+        resumed call has what the interrupted one left. A crash loses at most
+        one interval. A checkpoint is a pickle: resume only files you trust.
+    checkpoint_every : float, default=60.0
+        Seconds between checkpoints; 0 writes one after every epoch.
 
     Attributes
     ----------
@@ -262,7 +289,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``x0, x1, …`` without column names. :meth:`latex` shows the column
         names themselves.
     n_epochs_ : int
-        Epochs run.
+        Epochs run (over every call, with ``warm_start``).
     n_evaluations_ : int
         Sampled expressions scored (a batch counts in full); the few hundred
         that pruning scores after the search are not counted.
@@ -274,6 +301,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         is constant (then ``y = c`` is returned without a search).
     interrupted_ : bool
         True when ``fit`` was stopped by Ctrl-C; the best formula so far is kept.
+    search_state_ : bytes or None
+        With ``warm_start``, the whole search as its last epoch left it (see
+        :mod:`cadsr_sklearn.checkpoint`), which the next ``fit`` continues;
+        None otherwise.
     """
 
     _parameter_constraints: dict = {
@@ -329,6 +360,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
+        "checkpoint_every": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(
@@ -382,6 +416,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         n_jobs=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
+        checkpoint=None,
+        checkpoint_every=60.0,
     ):
         self.binary_operators = binary_operators
         self.unary_operators = unary_operators
@@ -431,6 +468,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
 
     # ----------------------------------------------------------------- fitting
     @classmethod
@@ -497,8 +537,28 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return self._fit_constant_target(X, y)
         _check_target_scale(y)
 
-        search = build_search(self.get_params(), X, y, sample_weight, self.device_, torch_seed,
-                              numpy_seed)
+        params = self.get_params()
+        fingerprint = data_fingerprint(X, y, sample_weight)
+        search = self._continued_search(params, X, y, sample_weight, fingerprint)
+        if search is None:
+            search = build_search(params, X, y, sample_weight, self.device_, torch_seed,
+                                  numpy_seed)
+        writer = (None if self.checkpoint is None
+                  else CheckpointWriter(self.checkpoint, self.checkpoint_every, fingerprint))
+        self.search_state_ = None
+
+        def after_epoch(record: dict, search: Search) -> None:
+            progress.update(record, search.state)
+            if writer is not None:
+                writer.after_epoch(search)
+
+        def at_stop(search: Search) -> None:
+            # the loop's state before pruning and snapping: what goes on from here
+            saved = Checkpoint(__version__, fingerprint, search)
+            if writer is not None:
+                writer.write(search)
+            if self.warm_start:
+                self.search_state_ = checkpoint.dumps(saved)
 
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.
@@ -511,7 +571,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             # it saves, up to 100x more on a busy machine.
             n_torch_threads = 1 if self.device_.type == "cpu" else None
             with torch_threads(n_torch_threads), threadpool_limits(1, "blas"):
-                result = search.run(on_epoch=progress.update)
+                result = search.run(on_epoch=after_epoch, on_stop=at_stop)
             progress.show(result.best)  # τ* after pruning, not the last epoch's
         finally:
             progress.close()
@@ -533,6 +593,50 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.interrupted_ = result.interrupted
         return self
 
+    def _continued_search(self, params: dict, X: np.ndarray, y: np.ndarray,
+                          sample_weight: np.ndarray | None, fingerprint: str) -> Search | None:
+        """The search this fit goes on with: the last fit's (``warm_start``), the
+        ``checkpoint`` file's, or None for a new one."""
+        kept = getattr(self, "search_state_", None) if self.warm_start else None
+        if kept is not None:
+            saved = checkpoint.loads(kept, self.device_, "The warm-started search")
+            self._check_continuable(saved.search, params, X, "warm_start cannot continue it",
+                                    "Set warm_start=False to start afresh.")
+            if saved.fingerprint != fingerprint:  # new data: the kept candidates rescored
+                fresh = build_search(params, X, y, sample_weight, self.device_, 0, 0)
+                saved.search.rescore(fresh)
+            saved.search.new_call(params)
+            return saved.search
+        if self.checkpoint is None:
+            return None
+        folder = os.path.dirname(os.path.abspath(self.checkpoint))
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            raise ValueError(f"checkpoint={os.fspath(self.checkpoint)!r}: the folder {folder!r} "
+                             "does not exist or is not writable.")
+        if not os.path.exists(self.checkpoint):
+            return None
+        saved = checkpoint.read(self.checkpoint, self.device_)
+        where = f"The checkpoint {os.fspath(self.checkpoint)!r}"
+        advice = "Delete it, or pass another checkpoint path, to start afresh."
+        self._check_continuable(saved.search, params, X, f"{where} cannot be resumed", advice)
+        if saved.fingerprint != fingerprint:
+            raise ValueError(f"{where} was written for other training data (X, y or "
+                             f"sample_weight differ). {advice}")
+        saved.search.resume(params)
+        return saved.search
+
+    @staticmethod
+    def _check_continuable(search: Search, params: dict, X: np.ndarray, problem: str,
+                           advice: str) -> None:
+        """Raise ValueError when ``search`` cannot go on with ``params`` on ``X``'s features."""
+        changed = search.changed_structure(params)
+        if changed:
+            raise ValueError(f"{problem}: it was started with other {', '.join(changed)}. "
+                             f"{advice}")
+        if search.library.n_features != X.shape[1]:
+            raise ValueError(f"{problem}: it was started on {search.library.n_features} "
+                             f"features, X has {X.shape[1]}. {advice}")
+
     def _fit_constant_target(self, X: np.ndarray, y: np.ndarray) -> "CADSRRegressor":
         """A constant target has the exact formula y = c; no search is needed."""
         library = Library(X.shape[1], (), ("neg",), use_constants=True, use_one=False)
@@ -545,6 +649,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.n_epochs_ = 0
         self.n_evaluations_ = 0
         self.stop_reason_ = "constant target"
+        self.search_state_ = None
         return self
 
     def _column_names(self) -> list[str]:

@@ -69,21 +69,22 @@ class Progress:
             self.bar = tqdm(total=_PERMILLE, desc="CADSR ", bar_format=_BAR_FORMAT, leave=True,
                             mininterval=0.5)
 
-    def update(self, record: dict, result) -> None:
-        """After each epoch: the budget used, τ*, and (``verbose=2``) the front now and then."""
+    def update(self, record: dict, state) -> None:
+        """After each epoch: the call's budget used, τ*, and (``verbose=2``) the front now
+        and then. ``state`` is the loop's :class:`~cadsr_sklearn.training.LoopState`."""
         if self.bar is None:
             return
-        used = (record["epoch"] + 1) / self.n_epochs
+        used = state.call.epochs / self.n_epochs
         if self.max_time is not None:
             used = max(used, record["time"] / self.max_time)
         done = min(_PERMILLE, int(used * _PERMILLE))
         if done > self.bar.n:
             self.bar.update(done - self.bar.n)
-        self.show(result.best, refresh=False)
+        self.show(state.best, refresh=False)
         now = time.monotonic()
         if self.verbose >= 2 and now - self.last_front >= FRONT_EVERY:
             self.last_front = now
-            table = self.front_table(result.hall_of_fame.pareto_front(keep=result.best))
+            table = self.front_table(state.hall_of_fame.pareto_front(keep=state.best))
             self.bar.write(table, file=self.bar.fp)  # above the bar, on its stream
 
     def show(self, best, refresh: bool = True) -> None:

@@ -11,6 +11,7 @@ the loop's settings. Data then flows one way: sampler → expressions → consta
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -24,15 +25,32 @@ from .policy import Policy
 from .priors import Priors
 from .rewards import make_reward
 from .sampler import Sampler
-from .scoring import Scorer
-from .training import SearchResult, TrainingConfig, run_search
+from .scoring import HallOfFame, Scorer
+from .training import LoopState, SearchResult, TrainingConfig, run_search
 
-__all__ = ["Search", "build_search"]
+__all__ = ["Search", "build_search", "STRUCTURE"]
+
+#: The parameters that shape a search's pieces (token library, policy, constraints,
+#: priors, constant fitter, reward): a search can only be continued with the same
+#: values. The loop's settings (:class:`~cadsr_sklearn.training.TrainingConfig`),
+#: ``tol``, ``n_jobs`` and the device may change between calls.
+STRUCTURE = (
+    "binary_operators", "unary_operators", "use_constants", "use_one", "max_length",
+    "embedding_dim", "dct_dim", "n_layers", "n_heads", "ff_dim", "attention",
+    "position_encoding", "embedding_std", "parent_sibling", "max_constants", "arity_prior",
+    "length_prior", "const_fit_samples", "const_screen_samples", "reward", "bic_variance",
+    "likelihood", "spl_eta", "tpsr_lambda",
+)
 
 
 @dataclass
 class Search:
-    """Everything one run of appendix Algorithm 4 needs."""
+    """Everything one run of appendix Algorithm 4 needs, and the loop's state between epochs.
+
+    Its pieces and state together are a whole search: pickled (see
+    :mod:`cadsr_sklearn.checkpoint`) and loaded again, it goes on as if never
+    stopped.
+    """
 
     library: Library
     policy: Policy
@@ -42,10 +60,69 @@ class Search:
     generator: torch.Generator  # every draw of the sampler
     exact_loss: float  # training MSE at or below which τ* is exact: the "tol" stop
     y_variance: float  # (weighted) variance of the training targets
+    state: LoopState
+    structure: dict[str, Any]  # the STRUCTURE parameters it was built with
 
-    def run(self, on_epoch: Callable[[dict, SearchResult], None] | None = None) -> SearchResult:
-        return run_search(self.policy, self.sampler, self.scorer, self.library, self.config,
-                          self.exact_loss, self.generator, on_epoch=on_epoch)
+    def run(self, on_epoch: Callable[[dict, "Search"], None] | None = None,
+            on_stop: Callable[["Search"], None] | None = None) -> SearchResult:
+        """Run (or go on with) the loop until a stopping rule fires; the finished result.
+
+        ``on_epoch(record, search)`` after every epoch, ``on_stop(search)`` when a
+        stopping rule fires, before pruning and snapping (see
+        :func:`~cadsr_sklearn.training.run_search`): where the search can be saved.
+        """
+        return run_search(
+            self.state, self.policy, self.sampler, self.scorer, self.library, self.config,
+            self.exact_loss, self.generator,
+            on_epoch=None if on_epoch is None else lambda record, _: on_epoch(record, self),
+            on_stop=None if on_stop is None else lambda _: on_stop(self),
+        )
+
+    def changed_structure(self, params: Mapping[str, Any]) -> list[str]:
+        """The :data:`STRUCTURE` parameters whose values in ``params`` differ from this search's."""
+        return [name for name in STRUCTURE if _comparable(params[name])
+                != _comparable(self.structure[name])]
+
+    def new_call(self, params: Mapping[str, Any]) -> None:
+        """Go on with this search for another call: ``params``' loop settings, a fresh budget.
+
+        ``params`` must agree with the search on :data:`STRUCTURE` (see
+        :meth:`changed_structure`).
+        """
+        self.resume(params)
+        self.state.new_call(self.config)
+
+    def resume(self, params: Mapping[str, Any]) -> None:
+        """Take ``params``' loop settings, ``n_jobs`` and ``tol``; keep the call's progress.
+
+        With the parameters the search was started with, a resumed search ends
+        where the uninterrupted one would have.
+        """
+        self.config = TrainingConfig.from_params(params)
+        for fitter in (self.scorer.fitter, self.scorer.screen):
+            if fitter is not None:
+                fitter.n_jobs = params["n_jobs"]
+        self.exact_loss = _exact_loss(params["tol"], self.y_variance, self.scorer.reward.floor)
+
+    def rescore(self, other: "Search") -> None:
+        """Go on with this policy on ``other``'s data: its scorer, and the candidates rescored.
+
+        The replay buffer, τ* and the hall of fame hold rewards of the old data;
+        their constants are refitted and their rewards computed on the new.
+        """
+        self.scorer, self.exact_loss, self.y_variance = (other.scorer, other.exact_loss,
+                                                         other.y_variance)
+        state = self.state
+        members = list(state.hall_of_fame.by_complexity.values()) + state.replay
+        if state.best is not None:
+            members.append(state.best)
+        rescored = {c.expression.key: c for c in self.scorer.refit([c.expression for c in members])}
+        state.replay = [rescored[c.expression.key] for c in state.replay
+                        if math.isfinite(rescored[c.expression.key].reward)]
+        state.hall_of_fame = HallOfFame()
+        state.hall_of_fame.update(list(rescored.values()))
+        finite = [c for c in rescored.values() if math.isfinite(c.reward)]
+        state.best = max(finite, key=lambda c: c.reward, default=None)
 
 
 def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
@@ -90,11 +167,22 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     screen = (None if params["const_screen_samples"] is None
               else fitter.screening_fitter(params["const_screen_samples"]))
     config = TrainingConfig.from_params(params)
+    state = LoopState.start(policy)
     scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_refine=2 * config.n_top)
     y_mean = np.average(y, weights=sample_weight)
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
-    # Exact to round-off: tol·Var(y), but never below what float64 can resolve
-    # at y's magnitude (the reward's floor), or a y far from 0 never stops.
-    tol = params["tol"]
-    exact_loss = max(tol * y_variance, reward.floor) if tol > 0 else 0.0
-    return Search(library, policy, sampler, scorer, config, generator, exact_loss, y_variance)
+    exact_loss = _exact_loss(params["tol"], y_variance, reward.floor)
+    structure = {name: params[name] for name in STRUCTURE}
+    return Search(library, policy, sampler, scorer, config, generator, exact_loss, y_variance,
+                  state, structure)
+
+
+def _exact_loss(tol: float, y_variance: float, floor: float) -> float:
+    """The "tol" stop's training MSE: tol·Var(y), but never below what float64 can
+    resolve at y's magnitude (the reward's floor), or a y far from 0 never stops."""
+    return max(tol * y_variance, floor) if tol > 0 else 0.0
+
+
+def _comparable(value: Any) -> Any:
+    """Operator lists compare by their names, whatever the sequence type."""
+    return tuple(value) if isinstance(value, (list, tuple)) else value

@@ -17,7 +17,10 @@ When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
 node-removing edits that raise its reward are applied greedily. Then the
 constants of τ* and of the Pareto front are snapped (:mod:`cadsr_sklearn.snapping`):
 each is fixed to a nearby simple number when that raises the reward. A Ctrl-C
-skips both.
+skips both. They work on the result: the loop's own state (:class:`LoopState`:
+optimizer, θ_ref, replay buffer, τ*, hall of fame, counters) is left as the
+last epoch made it, so that a search can be continued (``warm_start``) or
+written to a checkpoint and resumed, and runs on as if never stopped.
 
 The loop knows nothing about scikit-learn: :mod:`cadsr_sklearn.estimator`
 validates input and builds the pieces (the :class:`~cadsr_sklearn.scoring.Scorer`
@@ -44,7 +47,7 @@ from .rewards import rank_weights
 from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
 from .scoring import Candidate, HallOfFame, Scorer
 
-__all__ = ["TrainingConfig", "SearchResult", "run_search"]
+__all__ = ["TrainingConfig", "CallProgress", "LoopState", "SearchResult", "run_search"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,52 @@ class TrainingConfig:
     def n_top(self) -> int:
         """αB/100, the size of the top set and of the replay buffer."""
         return max(1, math.ceil(self.alpha * self.batch_size / 100))
+
+
+@dataclass
+class CallProgress:
+    """How much of one call's budget (``n_epochs``, ``max_time``, ``max_evaluations``) is spent.
+
+    A new call (a first fit, or a warm-started one) starts from zero; a search
+    resumed from a checkpoint goes on with the interrupted call's counts.
+    """
+
+    epochs: int = 0
+    evaluations: int = 0
+    seconds: float = 0.0
+    last_epoch_seconds: float = 0.0  # the max_time rule stops when another would overrun
+
+
+@dataclass
+class LoopState:
+    """What appendix Algorithm 4 carries from one epoch to the next.
+
+    With the search's pieces (policy, sampler, scorer and their random
+    generators) it is everything a checkpoint holds: a search continued from it
+    runs the epochs an uninterrupted one would have run.
+    """
+
+    ref_policy: Policy  # θ_ref
+    optimizer: torch.optim.Optimizer | None = None  # Adam on θ, made when the loop first runs
+    replay: list[Candidate] = field(default_factory=list)  # the best αB/100 so far
+    best: Candidate | None = None  # τ*, as the loop found it (before pruning and snapping)
+    hall_of_fame: HallOfFame = field(default_factory=HallOfFame)
+    history: list[dict] = field(default_factory=list)
+    n_epochs: int = 0  # over every call: the G schedule and the patience rule count these
+    n_evaluations: int = 0
+    last_improvement: int = 0  # epoch of the last new τ*
+    call: CallProgress = field(default_factory=CallProgress)
+
+    @classmethod
+    def start(cls, policy: Policy) -> "LoopState":
+        """The state before the first epoch: θ_ref a frozen copy of θ."""
+        return cls(copy.deepcopy(policy).requires_grad_(False))
+
+    def new_call(self, config: TrainingConfig) -> None:
+        """Start a call's budget afresh (warm start), with the call's learning rate."""
+        self.call = CallProgress()
+        for group in self.optimizer.param_groups if self.optimizer is not None else ():
+            group["lr"] = config.learning_rate
 
 
 @dataclass
@@ -163,6 +212,7 @@ def risk_seeking_loss(
 
 
 def run_search(
+    state: LoopState,
     policy: Policy,
     sampler: Sampler,
     scorer: Scorer,
@@ -170,107 +220,124 @@ def run_search(
     config: TrainingConfig,
     exact_loss: float,
     generator: torch.Generator,
-    on_epoch: Callable[[dict, "SearchResult"], None] | None = None,
+    on_epoch: Callable[[dict, LoopState], None] | None = None,
+    on_stop: Callable[[LoopState], None] | None = None,
 ) -> SearchResult:
-    """Run appendix Algorithm 4 until a stopping rule fires; Ctrl-C stops it cleanly.
+    """Run appendix Algorithm 4 from ``state`` until a stopping rule fires; Ctrl-C stops it cleanly.
 
-    ``exact_loss`` is the training MSE at or below which τ* is an exact fit:
-    the search stops there ("tol"), and pruning keeps the answer within it.
-    ``on_epoch(record, result)`` is called after every epoch with its record
-    of ``history`` and the result so far (τ*, the hall of fame).
+    ``state`` is updated in place, epoch by epoch, and is left as the last
+    epoch made it (pruning and snapping work on the result, not on it), so a
+    search can be continued or checkpointed. ``exact_loss`` is the training MSE
+    at or below which τ* is an exact fit: the search stops there ("tol"), and
+    pruning keeps the answer within it. ``on_epoch(record, state)`` is called
+    after every epoch with its record of ``history`` and the state;
+    ``on_stop(state)`` once a stopping rule has fired (not after Ctrl-C),
+    before the result is pruned and snapped.
     """
-    # The budget's clock starts before the optimizer: the first Adam of a process
-    # imports torch._dynamo, which takes seconds on a slow machine.
-    start = time.perf_counter()
-    optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
-    ref_policy = copy.deepcopy(policy).requires_grad_(False)
-    replay: list[Candidate] = []
-    result = SearchResult(best=None, hall_of_fame=HallOfFame())
-    last_improvement = 0
-    epoch_seconds = 0.0
-
+    start = time.perf_counter() - state.call.seconds  # a resumed call keeps its elapsed time
+    if state.optimizer is None:
+        # On the budget's clock, as the first call's setup: the first Adam of a process
+        # imports torch._dynamo, which takes seconds on a slow machine.
+        state.optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+    interrupted = False
     try:
-        for epoch in range(config.n_epochs):
-            epoch_start = time.perf_counter()
-            # 1. θ_old ← θ; every G epochs θ_ref ← θ. θ_old needs no copy: it is
-            # the policy this epoch samples from, and the batch keeps its log-probs.
-            if epoch % config.ref_update_every == 0:
-                ref_policy.load_state_dict(policy.state_dict())
-
-            # 2. sample B unique expressions, fit constants, score
-            batch = sampler.sample_unique(config.batch_size, config.oversampling, generator)
-            sampled_at = time.perf_counter()
-            candidates = scorer(batch.expressions(library))
-            scored_at = time.perf_counter()
-            result.n_evaluations += len(candidates)
-            rewards = np.array([c.reward for c in candidates])
-
-            # 3. top α% of the batch ∪ replay buffer, deduplicated by key
-            top = top_distinct(candidates, rewards, config.n_top)
-            top_keys = {candidates[i].expression.key for i in top}
-            replay = [c for c in replay if c.expression.key not in top_keys]
-            members = [candidates[i] for i in top] + replay
-            result.hall_of_fame.update(candidates)
-
-            diagnostics: dict = {}
-            if members:
-                # 4. eq. (11): rank-based reward mapping over the merged set
-                merged_rewards = np.array([c.reward for c in members])
-                weights = rank_weights(merged_rewards, config.alpha, config.batch_size, config.lam)
-                train_batch = Batch.concat(
-                    [batch[top], sampler.teacher_force([c.expression.tokens for c in replay])]
-                    if replay
-                    else [batch[top]]
-                )
-                w = torch.as_tensor(weights, dtype=torch.get_default_dtype(),
-                                    device=train_batch.tokens.device)
-
-                # 5. C gradient steps on eq. (13) (or one step of the risk-seeking ablation)
-                diagnostics = _policy_update(
-                    policy, ref_policy, optimizer, train_batch, w, config
-                )
-
-                # 6. τ*, replay buffer (top αB/100 of the merged set)
-                order = np.argsort(-merged_rewards, kind="stable")
-                replay = [members[i] for i in order[: config.n_top]]
-                leader = members[int(order[0])]
-                if result.best is None or leader.reward > result.best.reward:
-                    result.best = leader
-                    last_improvement = epoch
-
-            result.n_epochs = epoch + 1
+        while not (stop := _stop_reason(config, state, exact_loss)):
+            record = _epoch(state, policy, sampler, scorer, library, config, generator)
             now = time.perf_counter()
-            epoch_seconds = now - epoch_start
-            record = {
-                "epoch": epoch,
-                "best_reward": result.best.reward if result.best else -math.inf,
-                "best_loss": result.best.loss if result.best else math.inf,
-                "best_complexity": result.best.complexity if result.best else 0,
-                "batch_mean_reward": (float(np.mean(rewards[np.isfinite(rewards)]))
-                                      if np.isfinite(rewards).any() else -math.inf),
-                "n_unique": len(set(batch.keys())),
-                "invalid_fraction": float(np.mean(~np.isfinite(rewards))),
-                "evaluations": result.n_evaluations,
-                "time": now - start,
-                "time_sampling": sampled_at - epoch_start,
-                "time_scoring": scored_at - sampled_at,
-                "time_update": now - scored_at,
-                **diagnostics,
-            }
-            result.history.append(record)
+            state.call.last_epoch_seconds = now - start - state.call.seconds
+            state.call.seconds = now - start
+            record["time"] = state.call.seconds
+            state.history.append(record)
             if on_epoch is not None:
-                on_epoch(record, result)
-
-            stop = _stop_reason(config, result, now - start, epoch_seconds,
-                                epoch - last_improvement, exact_loss)
-            if stop:
-                result.stop_reason = stop
-                break
-        else:
-            result.stop_reason = "n_epochs"
+                on_epoch(record, state)
+        if on_stop is not None:
+            on_stop(state)
     except KeyboardInterrupt:
-        result.interrupted = True
-        result.stop_reason = "interrupted"
+        interrupted, stop = True, "interrupted"
+    return _finish(state, scorer, sampler, config, exact_loss, start, stop, interrupted)
+
+
+def _epoch(state: LoopState, policy: Policy, sampler: Sampler, scorer: Scorer, library: Library,
+           config: TrainingConfig, generator: torch.Generator) -> dict:
+    """One epoch of appendix Algorithm 4 on ``state``; its record of ``history``."""
+    epoch = state.n_epochs
+    epoch_start = time.perf_counter()
+    # 1. θ_old ← θ; every G epochs θ_ref ← θ. θ_old needs no copy: it is
+    # the policy this epoch samples from, and the batch keeps its log-probs.
+    if epoch % config.ref_update_every == 0:
+        state.ref_policy.load_state_dict(policy.state_dict())
+
+    # 2. sample B unique expressions, fit constants, score
+    batch = sampler.sample_unique(config.batch_size, config.oversampling, generator)
+    sampled_at = time.perf_counter()
+    candidates = scorer(batch.expressions(library))
+    scored_at = time.perf_counter()
+    state.n_evaluations += len(candidates)
+    state.call.evaluations += len(candidates)
+    rewards = np.array([c.reward for c in candidates])
+
+    # 3. top α% of the batch ∪ replay buffer, deduplicated by key
+    top = top_distinct(candidates, rewards, config.n_top)
+    top_keys = {candidates[i].expression.key for i in top}
+    replay = [c for c in state.replay if c.expression.key not in top_keys]
+    members = [candidates[i] for i in top] + replay
+    state.hall_of_fame.update(candidates)
+
+    diagnostics: dict = {}
+    if members:
+        # 4. eq. (11): rank-based reward mapping over the merged set
+        merged_rewards = np.array([c.reward for c in members])
+        weights = rank_weights(merged_rewards, config.alpha, config.batch_size, config.lam)
+        train_batch = Batch.concat(
+            [batch[top], sampler.teacher_force([c.expression.tokens for c in replay])]
+            if replay
+            else [batch[top]]
+        )
+        w = torch.as_tensor(weights, dtype=torch.get_default_dtype(),
+                            device=train_batch.tokens.device)
+
+        # 5. C gradient steps on eq. (13) (or one step of the risk-seeking ablation)
+        diagnostics = _policy_update(policy, state.ref_policy, state.optimizer, train_batch, w,
+                                     config)
+
+        # 6. τ*, replay buffer (top αB/100 of the merged set)
+        order = np.argsort(-merged_rewards, kind="stable")
+        replay = [members[i] for i in order[: config.n_top]]
+        leader = members[int(order[0])]
+        if state.best is None or leader.reward > state.best.reward:
+            state.best = leader
+            state.last_improvement = epoch
+    state.replay = replay
+
+    state.n_epochs = epoch + 1
+    state.call.epochs += 1
+    best = state.best
+    return {
+        "epoch": epoch,
+        "best_reward": best.reward if best else -math.inf,
+        "best_loss": best.loss if best else math.inf,
+        "best_complexity": best.complexity if best else 0,
+        "batch_mean_reward": (float(np.mean(rewards[np.isfinite(rewards)]))
+                              if np.isfinite(rewards).any() else -math.inf),
+        "n_unique": len(set(batch.keys())),
+        "invalid_fraction": float(np.mean(~np.isfinite(rewards))),
+        "evaluations": state.n_evaluations,
+        "time": 0.0,  # the call's clock, set by the loop
+        "time_sampling": sampled_at - epoch_start,
+        "time_scoring": scored_at - sampled_at,
+        "time_update": time.perf_counter() - scored_at,
+        **diagnostics,
+    }
+
+
+def _finish(state: LoopState, scorer: Scorer, sampler: Sampler, config: TrainingConfig,
+            exact_loss: float, start: float, stop: str, interrupted: bool) -> SearchResult:
+    """The answer out of the loop's state: refined, then pruned and snapped unless interrupted."""
+    hall_of_fame = HallOfFame()
+    hall_of_fame.by_complexity = dict(state.hall_of_fame.by_complexity)
+    result = SearchResult(best=state.best, hall_of_fame=hall_of_fame, history=list(state.history),
+                          n_epochs=state.n_epochs, n_evaluations=state.n_evaluations,
+                          stop_reason=stop, interrupted=interrupted)
     if not result.interrupted:
         # Every formula users choose from has been refitted on all the fitter's rows; one
         # that now outscores τ* takes its place.
@@ -390,15 +457,25 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dic
     return diagnostics
 
 
-def _stop_reason(config, result, elapsed, epoch_seconds, stale_epochs, exact_loss) -> str:
-    best = result.best
+def _stop_reason(config: TrainingConfig, state: LoopState, exact_loss: float) -> str:
+    """Why the loop stops before its next epoch, or "" to go on.
+
+    Checked before every epoch, the first included, so a search continued from
+    a checkpoint stops where the uninterrupted one did. The budgets count this
+    call (:class:`CallProgress`); patience counts epochs since τ* last changed.
+    """
+    best, call = state.best, state.call
     if best is not None and best.loss <= exact_loss:
         return "tol"
-    if config.max_evaluations is not None and result.n_evaluations >= config.max_evaluations:
+    if config.max_evaluations is not None and call.evaluations >= config.max_evaluations:
         return "max_evaluations"
     # stop when another epoch like the last one would overrun the budget
-    if config.max_time is not None and elapsed + epoch_seconds >= config.max_time:
+    if (config.max_time is not None and call.epochs
+            and call.seconds + call.last_epoch_seconds >= config.max_time):
         return "max_time"
+    stale_epochs = state.n_epochs - 1 - state.last_improvement
     if config.patience is not None and stale_epochs >= config.patience:
         return "patience"
+    if call.epochs >= config.n_epochs:
+        return "n_epochs"
     return ""

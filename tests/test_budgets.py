@@ -117,11 +117,14 @@ def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
     assert "y = x0 + x1" in last
 
 
-def _result(best=None):
-    from cadsr_sklearn.scoring import HallOfFame
-    from cadsr_sklearn.training import SearchResult
+def _state(epochs: int):
+    """What the progress bar reads of the loop's state after ``epochs`` epochs of a call."""
+    from types import SimpleNamespace
 
-    return SearchResult(best=best, hall_of_fame=HallOfFame())
+    from cadsr_sklearn.scoring import HallOfFame
+    from cadsr_sklearn.training import CallProgress
+
+    return SimpleNamespace(best=None, hall_of_fame=HallOfFame(), call=CallProgress(epochs))
 
 
 def test_progress_bar_measures_the_budget_used_and_never_goes_back():
@@ -130,7 +133,7 @@ def test_progress_bar_measures_the_budget_used_and_never_goes_back():
         shown = []
         # a slow warm-up epoch, then fast ones, then an epoch budget nearly spent
         for epoch, seconds in [(0, 1.0), (1, 1.5), (2, 1.6), (3, 1.6), (899, 5.0), (999, 6.0)]:
-            bar.update({"epoch": epoch, "time": seconds}, _result())
+            bar.update({"epoch": epoch, "time": seconds}, _state(epoch + 1))
             shown.append(bar.bar.n)
         assert bar.bar.total == 1000
         assert shown == sorted(shown)  # never backwards
@@ -139,7 +142,7 @@ def test_progress_bar_measures_the_budget_used_and_never_goes_back():
     finally:
         bar.close()
     huge = progress.Progress(5, 1e308, 1, 1.0, ["x0"], np.zeros((1, 1)))  # no overflow
-    huge.update({"epoch": 0, "time": 0.0}, _result())
+    huge.update({"epoch": 0, "time": 0.0}, _state(1))
     assert huge.bar.n == 200
     huge.close()
 

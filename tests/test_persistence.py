@@ -155,8 +155,9 @@ def test_the_cli_reports_an_incompatible_model_in_one_line(model, tmp_path, caps
 
 
 def test_torch_state_is_only_ever_loaded_with_weights_only():
-    # No module loads torch state today (the fitted estimator holds none, see above);
-    # any future torch.load must use the safe unpickler.
+    # No module loads torch state with torch.load today (checkpoints and the warm-start
+    # state are plain pickles, trusted as model files are); any future torch.load must
+    # use the safe unpickler.
     for source in PACKAGE.rglob("*.py"):
         text = source.read_text()
         for match in re.finditer(r"torch\.load\(", text):

@@ -1,0 +1,187 @@
+"""warm_start, checkpoints and resuming: a search goes on as if it had never stopped."""
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+import torch
+from budgets import TINY
+
+from cadsr_sklearn import CADSRRegressor, checkpoint
+from cadsr_sklearn.checkpoint import Checkpoint
+from cadsr_sklearn.cli import main
+
+# tol=0: no early stop, so that epoch budgets decide where each search ends
+SEARCH = dict(TINY, tol=0.0, n_jobs=1)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, size=(120, 2))
+    y = X[:, 0] ** 2 * np.sin(X[:, 1]) + 0.5 * X[:, 0]
+    return X, y
+
+
+def _rewards(model):
+    return [record["best_reward"] for record in model.history_]
+
+
+# ------------------------------------------------------------------ warm start
+def test_warm_start_continues_as_one_longer_fit(data):
+    X, y = data
+    whole = CADSRRegressor(**{**SEARCH, "n_epochs": 8}).fit(X, y)
+    model = CADSRRegressor(**{**SEARCH, "n_epochs": 5}, warm_start=True).fit(X, y)
+    assert model.n_epochs_ == 5 and model.search_state_ is not None
+    model.set_params(n_epochs=3).fit(X, y)  # n_epochs counts the new call
+    assert model.n_epochs_ == 8
+    assert [r["epoch"] for r in model.history_] == list(range(8))
+    assert _rewards(model) == _rewards(whole)
+    assert model.best_expression_.key == whole.best_expression_.key
+    np.testing.assert_array_equal(model.predict(X), whole.predict(X))
+
+
+def test_without_warm_start_nothing_of_the_search_is_kept(data):
+    X, y = data
+    model = CADSRRegressor(**SEARCH).fit(X, y)
+    assert model.search_state_ is None
+    again = CADSRRegressor(**SEARCH).fit(X, y).fit(X, y)  # starts over: the same formula
+    assert again.n_epochs_ == SEARCH["n_epochs"]
+    assert again.best_expression_.key == model.best_expression_.key
+    warm = CADSRRegressor(**SEARCH, warm_start=True).fit(X, y)
+    assert len(pickle.dumps(warm)) > len(pickle.dumps(model)) + len(warm.search_state_) // 2
+
+
+def test_warm_start_on_new_rows_rescores_what_it_keeps(data):
+    X, y = data
+    model = CADSRRegressor(**SEARCH, warm_start=True).fit(X[:60], y[:60])
+    model.fit(X, y)
+    assert model.n_epochs_ == 2 * SEARCH["n_epochs"]
+    # every formula offered is scored on the new data
+    for row in model.equations_.to_dict("records"):
+        mse = np.mean((row["expression"].evaluate(X) - y) ** 2)
+        assert row["loss"] == pytest.approx(mse, rel=1e-9)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(max_length=12), "max_length"),
+    (dict(unary_operators=("sin",)), "unary_operators"),
+])
+def test_warm_start_refuses_a_search_of_another_shape(data, change, message):
+    X, y = data
+    model = CADSRRegressor(**SEARCH, warm_start=True).fit(X, y)
+    with pytest.raises(ValueError, match=f"{message}.*warm_start=False"):
+        model.set_params(**change).fit(X, y)
+    with pytest.raises(ValueError, match="2 features, X has 3"):
+        CADSRRegressor(**SEARCH, warm_start=True).fit(X, y).fit(np.c_[X, X[:, 0]], y)
+
+
+# ------------------------------------------------------------------ checkpoints
+CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from cadsr_sklearn import CADSRRegressor
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, size=(120, 2))
+    y = X[:, 0] ** 2 * np.sin(X[:, 1]) + 0.5 * X[:, 0]
+    model = CADSRRegressor(**{params!r}, checkpoint=sys.argv[1], checkpoint_every=0)
+    model.fit(X, y)
+    print(model.best_expression_.key, model.n_epochs_, model.history_[-1]["best_reward"])
+""")
+
+
+def test_a_killed_fit_resumes_to_the_formula_of_an_uninterrupted_one(tmp_path):
+    n_epochs = 30
+    script = tmp_path / "child.py"
+    script.write_text(CHILD.format(params={**SEARCH, "n_epochs": n_epochs}))
+    path = tmp_path / "search.ckpt"
+    child = subprocess.Popen([sys.executable, str(script), str(path)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not path.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # a few more epochs
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    done = checkpoint.read(path, torch.device("cpu")).search.state.call.epochs
+    assert 0 < done < n_epochs, "the fit was not killed mid-run"
+
+    resumed = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
+                             text=True, check=True).stdout
+    whole = subprocess.run([sys.executable, str(script), str(tmp_path / "other.ckpt")],
+                           capture_output=True, text=True, check=True).stdout
+    assert resumed == whole
+    assert f") {n_epochs} " in resumed
+
+
+def test_a_finished_checkpoint_gives_its_result_again(data, tmp_path):
+    X, y = data
+    path = tmp_path / "search.ckpt"
+    first = CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    again = CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    assert again.n_epochs_ == first.n_epochs_ and len(again.history_) == len(first.history_)
+    assert again.best_expression_.key == first.best_expression_.key
+    more = CADSRRegressor(**{**SEARCH, "n_epochs": 5}, checkpoint=path).fit(X, y)
+    assert more.n_epochs_ == 5  # a larger budget goes on from where it stopped
+
+
+def test_checkpoints_that_cannot_be_resumed_are_refused(data, tmp_path):
+    X, y = data
+    path = tmp_path / "search.ckpt"
+    CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    with pytest.raises(ValueError, match="other training data"):
+        CADSRRegressor(**SEARCH, checkpoint=path).fit(X, 2 * y)
+    with pytest.raises(ValueError, match="other max_length"):
+        CADSRRegressor(**{**SEARCH, "max_length": 12}, checkpoint=path).fit(X, y)
+    saved = checkpoint.read(path, torch.device("cpu"))
+    checkpoint.write(path, Checkpoint("0.0.0", saved.fingerprint, saved.search))
+    with pytest.raises(ValueError, match="written by cadsr-sklearn 0.0.0"):
+        CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable cadsr-sklearn checkpoint"):
+        CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    with pytest.raises(ValueError, match="does not exist or is not writable"):
+        CADSRRegressor(**SEARCH, checkpoint=tmp_path / "no" / "such.ckpt").fit(X, y)
+
+
+def test_a_failed_write_is_reported_and_leaves_the_last_checkpoint_whole(data, tmp_path,
+                                                                         monkeypatch):
+    X, y = data
+    path = tmp_path / "search.ckpt"
+    CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    before = path.read_bytes()
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(checkpoint, "dumps", disk_full)
+    with pytest.warns(RuntimeWarning, match="No space left on device.*the search goes on"):
+        model = CADSRRegressor(**{**SEARCH, "n_epochs": 5}, checkpoint=path).fit(X, y)
+    assert model.n_epochs_ == 5
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["search.ckpt"]  # no temporary file left behind
+
+
+def test_the_cli_checkpoints_and_resumes(data, tmp_path, capsys):
+    X, y = data
+    table = tmp_path / "data.csv"
+    np.savetxt(table, np.c_[X, y], delimiter=",", header="a,b,y", comments="")
+    path = tmp_path / "search.ckpt"
+    common = [str(table), "--target", "y", "--device", "cpu", "--out", str(tmp_path / "m.joblib"),
+              "--batch-size", "48", "--param", "ff_dim=32", "--param", "max_length=14"]
+    assert main(["fit", *common, "--n-epochs", "2", "--checkpoint", str(path)]) == 0
+    assert path.exists()
+    assert main(["fit", *common, "--n-epochs", "4", "--resume", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"Resuming the search saved in {path}" in out
+    assert checkpoint.read(path, torch.device("cpu")).search.state.n_epochs == 4
+    assert main(["fit", *common, "--resume", str(tmp_path / "missing.ckpt")]) == 2
+    assert "no such checkpoint file" in capsys.readouterr().err
