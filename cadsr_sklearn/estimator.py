@@ -275,8 +275,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     history_ : list of dict
         Per epoch: best reward, loss and complexity, ``n_unique`` (distinct
         formulas among the batch's B: a policy collapsing onto a few formulas
-        shows as it falls), evaluations, time, and the update's diagnostics
-        (approximate KL, clip fraction, KL to θ_ref, entropy).
+        shows as it falls), evaluations, time (seconds into the ``fit`` call
+        that ran the epoch), and the update's diagnostics (approximate KL, clip
+        fraction, KL to θ_ref, entropy). With ``warm_start``, the epochs of
+        every call, numbered on.
         These are the search's own: with ``prune``, the final formula's reward
         (in ``equations_``) can be higher than the last epoch's best.
     n_features_in_ : int
