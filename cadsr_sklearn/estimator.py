@@ -27,6 +27,7 @@ from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library, check_operators
 from .policy import Policy
 from .progress import Progress
 from .simplification import simplest_equivalent
+from .uncertainty import ConstantUncertainty, constant_uncertainty
 from .scoring import Candidate
 from . import checkpoint
 from .checkpoint import Checkpoint, CheckpointWriter, data_fingerprint
@@ -267,8 +268,20 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``reward``, ``equation`` (SymPy, in the feature names, full precision),
         ``formula`` (readable text: constants to 4 significant digits, or as
         many as it takes to predict the same on the training rows, see
-        :mod:`cadsr_sklearn.display`), ``selected`` (the row
-        ``model_selection`` chose) and ``expression`` (the token tree).
+        :mod:`cadsr_sklearn.display`), ``constant_errors`` (the standard
+        error of each constant of the tree, BFS order; see ``constants_``),
+        ``selected`` (the row ``model_selection`` chose) and ``expression``
+        (the token tree).
+    constants_ : pandas.DataFrame or list of dict
+        The constants of the selected tree, one row each: ``name`` (``c0,
+        c1, …`` in BFS order, the symbols of
+        ``best_expression_.to_sympy(symbolic_constants=True)``), ``value``,
+        ``std_error`` and the 95 % confidence interval ``ci_low``,
+        ``ci_high`` (from the Jacobian at the fitted optimum and the residual
+        variance, weights respected; see :mod:`cadsr_sklearn.uncertainty`),
+        and ``fixed`` (snapped to a simple number: no standard error). An
+        infinite standard error marks a constant the data cannot pin down.
+        The intervals take the formula as given, not the search that chose it.
     y_variance_ : float
         (Weighted) variance of the training targets; training R² of a front
         member is ``1 - loss / y_variance_``.
@@ -587,7 +600,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.unsnapped_expression_ = result.unsnapped.expression
         self.y_variance_ = search.y_variance
         front = result.hall_of_fame.pareto_front(keep=result.best)
-        self._set_front(front, result.best, X)
+        self._set_front(front, result.best, X, y, sample_weight)
         self.history_ = result.history
         self.n_epochs_ = result.n_epochs
         self.n_evaluations_ = result.n_evaluations
@@ -646,7 +659,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.unsnapped_expression_ = expr
         best = Candidate(expr, math.inf, 0.0)
         self.y_variance_ = 0.0
-        self._set_front([best], best, X)
+        self._set_front([best], best, X, y, None)
         self.history_ = []
         self.n_epochs_ = 0
         self.n_evaluations_ = 0
@@ -682,20 +695,23 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             reference = expression.evaluate(X)
         return simplest_equivalent(formula, X, reference, [sympy.Symbol(n) for n in names])
 
-    def _set_front(self, front: list[Candidate], best: Candidate, X: np.ndarray) -> None:
-        """``equations_`` for the Pareto ``front``; the selected row's formula and tree."""
+    def _set_front(self, front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
+                   sample_weight: np.ndarray | None) -> None:
+        """``equations_`` for the Pareto ``front``; the selected row's formula, tree and
+        constants (``constants_``)."""
         symbols = [sympy.Symbol(n) for n in self._feature_names()]
-        rows, digits = [], []
+        rows, digits, uncertainties = [], [], []
         for c in front:
             equation = self._formula(c.expression, X)
             if rows and equation == rows[-1]["equation"]:
                 # one formula once: the simplest tree of it, unless the other is τ*
                 if c.expression.key != best.expression.key:
                     continue
-                rows.pop(), digits.pop()
+                rows.pop(), digits.pop(), uncertainties.pop()
             with np.errstate(all="ignore"):
                 reference = c.expression.evaluate(X)
             d = faithful_digits(equation, symbols, X, reference)
+            uncertainty = constant_uncertainty(c.expression, X, y, sample_weight)
             rows.append({
                 "complexity": c.complexity,
                 "loss": c.loss,
@@ -703,21 +719,20 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 "reward": c.reward,
                 "equation": equation,
                 "formula": str(round_floats(equation, d)),
+                "constant_errors": tuple(uncertainty.standard_errors.tolist()),
                 "selected": False,
                 "expression": c.expression,
             })
             digits.append(d)
+            uncertainties.append(uncertainty)
         chosen = _select(rows, self.model_selection, best.expression)
         rows[chosen]["selected"] = True
         self._display_digits = digits
+        self._uncertainties = uncertainties
         self.best_expression_ = rows[chosen]["expression"]
         self.expression_ = rows[chosen]["equation"]
-        try:
-            import pandas as pd
-        except ImportError:  # pandas is optional
-            self.equations_ = rows
-            return
-        self.equations_ = pd.DataFrame(rows, columns=list(rows[0]))
+        self.equations_ = _table(rows, list(rows[0]))
+        self.constants_ = _table(_constant_rows(uncertainties[chosen]), _CONSTANT_COLUMNS)
 
     def _row(self, index: int | None) -> tuple[int, dict]:
         """(position, row) of ``equations_`` row ``index`` (the selected one when None)."""
@@ -740,7 +755,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         return row["equation"], precision if needed is None else max(precision, needed[position])
 
     # -------------------------------------------------------------- prediction
-    def predict(self, X, *, index: int | None = None) -> np.ndarray:
+    def predict(self, X, *, index: int | None = None, return_std: bool = False):
         """Evaluate the selected tree (:attr:`best_expression_`) on ``X``, as it was scored.
 
         :attr:`expression_` is the same function on the training rows (to
@@ -756,15 +771,37 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         index : int, optional
             Row of :attr:`equations_` whose tree to evaluate instead (PySR's
             convention; negative counts from the end).
+        return_std : bool, default=False
+            Also return the standard error of each prediction, by the delta
+            method from the covariance of the fitted constants (see
+            :mod:`cadsr_sklearn.uncertainty`): the uncertainty of the formula's
+            value at ``X`` given its form, not that of a new observation (the
+            residual variance adds to that). 0 for a formula without fitted
+            constants; NaN where the prediction is.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        y_std : ndarray of shape (n_samples,)
+            Only with ``return_std``.
         """
         check_is_fitted(self, "best_expression_")
-        expression = self.best_expression_ if index is None else self._row(index)[1]["expression"]
+        position, row = self._row(index)
+        expression = row["expression"]
         try:
             X = validate_data(self, X, dtype=np.float64, reset=False)
         except ValueError as err:
             raise _with_numeric_hint(err, X) from err
         y = expression.evaluate(X)
-        return np.where(np.isfinite(y), y, np.nan)
+        y = np.where(np.isfinite(y), y, np.nan)
+        if not return_std:
+            return y
+        uncertainties = getattr(self, "_uncertainties", None)
+        if uncertainties is None:
+            raise ValueError("This model was saved before standard errors were computed; "
+                             "refit it to use return_std=True.")
+        std = uncertainties[position].prediction_std(expression, X)
+        return y, np.where(np.isnan(y), np.nan, std)
 
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R² of :meth:`predict` on ``(X, y)``.
@@ -843,6 +880,27 @@ PAPER_SETTINGS = MappingProxyType(dict(
 # The policy's options before they were parameters (for older pickles).
 _POLICY_OPTIONS_BEFORE = dict(embedding_std=0.02, parent_sibling=False, arity_prior=False,
                               length_prior=None)
+
+
+def _table(rows: list[dict], columns: list[str]):
+    """A pandas DataFrame of ``rows`` when pandas is installed, else the list itself."""
+    try:
+        import pandas as pd
+    except ImportError:  # pandas is optional
+        return rows
+    return pd.DataFrame(rows, columns=columns)
+
+
+_CONSTANT_COLUMNS = ["name", "value", "std_error", "ci_low", "ci_high", "fixed"]
+
+
+def _constant_rows(uncertainty: ConstantUncertainty, level: float = 0.95) -> list[dict]:
+    """One row per constant of the tree (``c0, c1, …``, BFS order) for ``constants_``."""
+    errors, intervals = uncertainty.standard_errors, uncertainty.intervals(level)
+    return [dict(zip(_CONSTANT_COLUMNS, (f"c{k}", float(value), float(errors[k]),
+                                         float(intervals[k, 0]), float(intervals[k, 1]),
+                                         bool(uncertainty.fixed[k]))))
+            for k, value in enumerate(uncertainty.values)]
 
 
 def _select(rows: list[dict], rule: str, best: Expression) -> int:

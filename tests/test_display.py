@@ -66,7 +66,7 @@ def test_the_front_is_strict_and_has_the_columns_people_read(model):
     model, X = model
     table = model.equations_
     assert list(table.columns) == ["complexity", "loss", "r2", "reward", "equation", "formula",
-                                   "selected", "expression"]
+                                   "constant_errors", "selected", "expression"]
     assert np.all(np.diff(table["complexity"]) > 0)
     assert np.all(np.diff(table["loss"]) < 0)  # each larger formula buys a lower loss
     assert len(set(map(str, table["equation"]))) == len(table)  # each formula once

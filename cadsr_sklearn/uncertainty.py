@@ -1,0 +1,149 @@
+"""How well the data pin down a formula's constants, and its predictions.
+
+The constants of a formula f(x; c) are fitted by (weighted) least squares, so
+near the optimum the usual nonlinear-regression approximation applies
+(Seber & Wild, *Nonlinear Regression*, ch. 2). With J the Jacobian
+∂f(x_i; c)/∂c_j on the training rows (n × q, q the fitted constants), W the
+sample weights and r the residuals,
+
+    s² = rᵀ W r / (n − q),        Cov(ĉ) = s² (Jᵀ W J)⁻¹,
+
+the residual variance taken from the fit itself (the weights' scale cancels,
+as in :func:`scipy.optimize.curve_fit` with ``absolute_sigma=False``), and
+confidence intervals ĉ_j ± t_{n−q} · se_j. By the delta method, the standard
+error of the fitted mean at a new x is √(gᵀ Cov g) with g = ∂f(x; ĉ)/∂c: the
+uncertainty of the formula's value there, not of a new observation (add s² for
+that).
+
+The Jacobian is the one the constant fit uses (:func:`cadsr_sklearn.program.jacobian`).
+Constants fixed to simple numbers by snapping are not parameters any more:
+they have no standard error. A constant the data cannot pin down (two that
+only enter as a product, c0·c1·x) has an infinite one, while predictions stay
+defined: the covariance is the pseudo-inverse's, which gives the
+identifiable combinations their right variance. With no degrees of freedom
+left (n ≤ q) nothing can be estimated and every standard error is NaN.
+These intervals are conditional on the formula: they do not count the search
+that chose it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from . import program
+from .expression import Expression
+
+__all__ = ["ConstantUncertainty", "constant_uncertainty"]
+
+# Singular values below this fraction of the largest are taken as zero: directions of
+# the constants that the data do not determine.
+_RCOND = 1e-10
+
+
+@dataclass(frozen=True)
+class ConstantUncertainty:
+    """The fitted constants of one formula, with their covariance.
+
+    Arrays over all the tree's constants are in BFS order (``c0, c1, …`` of
+    :meth:`Expression.to_sympy(symbolic_constants=True) <cadsr_sklearn.Expression.to_sympy>`).
+    """
+
+    values: np.ndarray  # (p,) every constant of the tree
+    fixed: np.ndarray  # (p,) bool: snapped to a simple number, not fitted
+    covariance: np.ndarray  # (q, q) of the fitted constants (q = p − fixed)
+    identifiable: np.ndarray  # (q,) bool: the data pin the constant down
+    residual_variance: float  # s²
+    dof: int  # n − q
+
+    @property
+    def standard_errors(self) -> np.ndarray:
+        """(p,) standard error of each constant: NaN for a fixed one (or with no
+        degrees of freedom), inf for one the data do not determine."""
+        errors = np.full(len(self.values), np.nan)
+        fitted = np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
+        errors[~self.fixed] = np.where(self.identifiable, fitted, np.inf)
+        if self.dof <= 0:
+            errors[~self.fixed] = np.nan
+        return errors
+
+    def intervals(self, level: float = 0.95) -> np.ndarray:
+        """(p, 2) two-sided confidence intervals at ``level`` (Student's t, n − q dof)."""
+        if not 0 < level < 1:
+            raise ValueError(f"level must be between 0 and 1, got {level!r}.")
+        errors = self.standard_errors
+        t = stats.t.ppf(0.5 + level / 2, self.dof) if self.dof > 0 else np.nan
+        with np.errstate(invalid="ignore"):  # inf·0 never happens: t > 0
+            half = t * errors
+        return np.column_stack([self.values - half, self.values + half])
+
+    def prediction_std(self, expression: Expression, X: np.ndarray) -> np.ndarray:
+        """(n,) standard error of the fitted mean f(x; ĉ) at the rows of ``X`` (delta method).
+
+        NaN where the formula or its gradient is not finite, and with no degrees
+        of freedom; 0 for a formula without fitted constants.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if not len(self.covariance):
+            return np.where(np.isfinite(expression.evaluate(X)), 0.0, np.nan)
+        g = _fitted_jacobian(expression, X, self.fixed)  # (q, n)
+        with np.errstate(all="ignore"):
+            variance = np.einsum("in,ij,jn->n", g, self.covariance, g)
+        std = np.sqrt(np.clip(variance, 0.0, None))
+        if self.dof <= 0:
+            std[:] = np.nan
+        return np.where(np.isfinite(std), std, np.nan)
+
+
+def constant_uncertainty(expression: Expression, X: np.ndarray, y: np.ndarray,
+                         sample_weight: np.ndarray | None = None) -> ConstantUncertainty:
+    """The covariance of ``expression``'s fitted constants on the training data ``(X, y)``.
+
+    Rows with zero weight do not count as observations.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
+    fixed = expression.fixed.copy()
+    q = int((~fixed).sum())
+    n = int(np.count_nonzero(w > 0))
+    dof = n - q
+    with np.errstate(all="ignore"):
+        residuals = y - expression.evaluate(X)
+        s2 = float(np.sum(w * residuals**2) / dof) if dof > 0 else np.nan
+    if q == 0:
+        return ConstantUncertainty(expression.constants.copy(), fixed, np.zeros((0, 0)),
+                                   np.zeros(0, dtype=bool), s2, dof)
+    J = _fitted_jacobian(expression, X, fixed).T * np.sqrt(w)[:, None]  # (n, q), √W J
+    covariance, identifiable = _scaled_pseudo_inverse(J, s2)
+    return ConstantUncertainty(expression.constants.copy(), fixed, covariance, identifiable, s2,
+                               dof)
+
+
+def _fitted_jacobian(expression: Expression, X: np.ndarray, fixed: np.ndarray) -> np.ndarray:
+    """(q, n) ∂f/∂c of the fitted constants at the rows of ``X``; NaN where not finite."""
+    ops, args = expression.program
+    with np.errstate(all="ignore"):
+        J = program.jacobian(ops, args, X, expression.constants)[~fixed]
+        # the compiled Jacobian zeroes non-finite entries (the fit's convention); here a
+        # row where the formula is not finite has no gradient
+        J[:, ~np.isfinite(expression.evaluate(X))] = np.nan
+    return J
+
+
+def _scaled_pseudo_inverse(J: np.ndarray, s2: float) -> tuple[np.ndarray, np.ndarray]:
+    """s²·(JᵀJ)⁺ and, per constant, whether it lies in the determined directions."""
+    finite = np.all(np.isfinite(J), axis=1)
+    _, singular, vt = np.linalg.svd(J[finite], full_matrices=True)
+    q = J.shape[1]
+    singular = np.concatenate([singular, np.zeros(q - len(singular))])
+    kept = singular > _RCOND * singular[0] if singular[0] > 0 else np.zeros(q, dtype=bool)
+    inverse = np.zeros(q)
+    inverse[kept] = 1.0 / singular[kept] ** 2
+    covariance = (vt.T * inverse) @ vt * s2
+    # a constant is determined when no direction the data leave free moves it
+    free = vt[~kept]  # (q − rank, q)
+    identifiable = np.all(np.abs(free) < 1e-8, axis=0) if len(free) else np.ones(q, dtype=bool)
+    return covariance, identifiable

@@ -1,0 +1,129 @@
+"""Standard errors of the fitted constants and of predictions (cadsr_sklearn.uncertainty)."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from budgets import TINY
+
+from cadsr_sklearn import CADSRRegressor, Expression, Library
+from cadsr_sklearn.constants import ConstantFitter
+from cadsr_sklearn.uncertainty import constant_uncertainty
+
+LIBRARY = Library(1, ("add", "mul"), ("exp",), use_constants=True, use_one=False)
+A, B = 2.0, -0.7  # y = A·exp(B·x)
+
+
+def _law(names=("mul", "c", "exp", "mul", "c", "x0")):
+    return Expression.from_names(list(names), LIBRARY)
+
+
+def _noisy_fit(seed, n=40, noise=0.1, weights=None):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0, 3, size=(n, 1))
+    sigma = noise if weights is None else noise / np.sqrt(weights)
+    y = A * np.exp(B * X[:, 0]) + rng.normal(0, 1, n) * sigma
+    fitter = ConstantFitter(X, y, sample_weight=weights, random_state=seed, n_jobs=1)
+    (fitted,) = fitter.fit([_law()])
+    return fitted, X, y
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_95_percent_intervals_cover_the_true_constants_about_95_percent_of_the_time(weighted):
+    n, covered = 40, []
+    weights = np.linspace(0.2, 5.0, n) if weighted else None
+    for seed in range(200):
+        fitted, X, y = _noisy_fit(seed, n=n, weights=weights)
+        intervals = constant_uncertainty(fitted, X, y, weights).intervals(0.95)
+        # BFS order: the outer c is A, the inner B
+        covered.append([lo <= truth <= hi for (lo, hi), truth in zip(intervals, (A, B))])
+    rate = np.mean(covered, axis=0)
+    assert np.all((0.90 <= rate) & (rate <= 0.99)), rate
+
+
+def test_prediction_standard_errors_cover_the_true_mean_and_grow_off_the_data():
+    covered = []
+    grid = np.array([[0.5], [1.5], [2.5]])
+    for seed in range(200):
+        fitted, X, y = _noisy_fit(seed)
+        u = constant_uncertainty(fitted, X, y)
+        std = u.prediction_std(fitted, grid)
+        truth = A * np.exp(B * grid[:, 0])
+        covered.append(np.abs(fitted.evaluate(grid) - truth) <= 1.96 * std)
+    assert np.all((0.90 <= np.mean(covered, axis=0)) & (np.mean(covered, axis=0) <= 0.99))
+    fitted, X, y = _noisy_fit(0)
+    u = constant_uncertainty(fitted, X, y)
+    inside, outside = u.prediction_std(fitted, np.array([[1.5], [-2.0]]))
+    assert outside > 3 * inside  # extrapolation is less certain
+
+
+def test_edge_cases_give_clear_values_and_no_warnings():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 2, size=(30, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # exact data: zero standard errors
+        exact = _law().with_constants([A, B])
+        u = constant_uncertainty(exact, X, A * np.exp(B * X[:, 0]))
+        np.testing.assert_allclose(u.standard_errors, 0.0, atol=1e-12)
+        # c0·c1·x0: only the product is determined
+        redundant = Expression.from_names(["mul", "mul", "x0", "c", "c"], LIBRARY, [2.0, 1.5])
+        y = 3.0 * X[:, 0] + rng.normal(0, 0.1, 30)
+        u = constant_uncertainty(redundant, X, y)
+        assert np.all(np.isinf(u.standard_errors))
+        assert np.all(np.isfinite(u.prediction_std(redundant, X)))
+        # a fixed (snapped) constant has no standard error; the fitted one has
+        snapped = Expression(_law().tokens, LIBRARY, [A, B], fixed=[True, False])
+        u = constant_uncertainty(snapped, X, A * np.exp(B * X[:, 0]) + rng.normal(0, .1, 30))
+        assert np.isnan(u.standard_errors[0]) and np.isfinite(u.standard_errors[1])
+        # as many constants as rows: nothing to estimate from
+        u = constant_uncertainty(exact, X[:2], A * np.exp(B * X[:2, 0]))
+        assert np.all(np.isnan(u.standard_errors))
+        assert np.all(np.isnan(u.prediction_std(exact, X)))
+
+
+@pytest.fixture(scope="module")
+def model():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.5, 2.5, size=(200, 2))
+    y = 1.7 * X[:, 0] * X[:, 1] + rng.normal(0, 0.05, 200)
+    return CADSRRegressor(**{**TINY, "n_epochs": 6}).fit(X, y), X, y
+
+
+def test_the_estimator_reports_its_constants_and_prediction_errors(model):
+    model, X, y = model
+    table = model.constants_
+    assert list(table.columns) == ["name", "value", "std_error", "ci_low", "ci_high", "fixed"]
+    assert len(table) == model.best_expression_.n_constants
+    fitted = ~table["fixed"].to_numpy()
+    assert np.all(table["ci_low"][fitted] < table["value"][fitted])
+    assert np.all(table["value"][fitted] < table["ci_high"][fitted])
+    assert all(len(e) == row.n_constants for e, row in
+               zip(model.equations_["constant_errors"], model.equations_["expression"]))
+    y_pred, y_std = model.predict(X[:10], return_std=True)
+    np.testing.assert_array_equal(y_pred, model.predict(X[:10]))
+    assert y_std.shape == (10,) and np.all(y_std >= 0)
+    _, last = model.predict(X[:10], index=-1, return_std=True)
+    assert last.shape == (10,)
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(loaded.predict(X[:10], return_std=True)[1], y_std)
+    del loaded._uncertainties  # as in a model saved before this feature
+    with pytest.raises(ValueError, match="refit it to use return_std=True"):
+        loaded.predict(X[:10], return_std=True)
+
+
+def test_sample_weights_enter_the_standard_errors():
+    fitted, X, y = _noisy_fit(3)
+    plain = constant_uncertainty(fitted, X, y).standard_errors
+    w = np.where(X[:, 0] > 1.5, 1.0, 0.0)  # the first rows do not count
+    weighted = constant_uncertainty(fitted, X, y, w)
+    assert weighted.dof == np.count_nonzero(w) - 2
+    assert not np.allclose(weighted.standard_errors, plain)
+
+
+def test_a_constant_target_has_a_zero_error():
+    X = np.arange(10.0).reshape(-1, 1)
+    model = CADSRRegressor(**TINY).fit(X, np.full(10, 4.2))
+    assert model.constants_["std_error"].tolist() == [0.0]
+    np.testing.assert_array_equal(model.predict(X, return_std=True)[1], np.zeros(10))
