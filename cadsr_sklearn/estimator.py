@@ -838,6 +838,37 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """
         return rounded_latex(*self._shown(index, precision), labels=self._labels())
 
+    def export(self, target: str = "numpy", *, index: int | None = None):
+        """The selected formula (or row ``index`` of :attr:`equations_`) for use elsewhere.
+
+        What is exported is the tree :meth:`predict` evaluates, with its
+        constants at full precision and the same order of operations and NaN/inf
+        semantics, so each export agrees with ``predict`` to round-off (see
+        :mod:`cadsr_sklearn.export`). Features are in the column order of ``fit``.
+
+        Parameters
+        ----------
+        target : {"numpy", "torch", "jax", "python", "c"}, default="numpy"
+            "numpy": a function ``f(X) -> y``. "torch": a
+            :class:`torch.nn.Module` whose constants are a trainable parameter.
+            "jax": a function ``f(X, constants=fitted)``, differentiable in the
+            constants (needs JAX; enable its float64 mode to match ``predict``).
+            "python": self-contained source of ``formula(X)`` using NumPy.
+            "c": C99 source of ``double formula(const double *x)`` for one row.
+        index : int, optional
+            Row of :attr:`equations_` to export instead of the selected one.
+        """
+        from . import export
+
+        if target not in export.TARGETS:
+            raise ValueError(f"target must be one of {list(export.TARGETS)}, got {target!r}.")
+        expression = self._row(index)[1]["expression"]
+        names = self._feature_names()
+        return {
+            "numpy": export.to_numpy, "torch": export.to_torch, "jax": export.to_jax,
+            "python": export.to_python_source, "c": export.to_c_source,
+        }[target](expression, names)
+
     def __setstate__(self, state: dict[str, Any]) -> None:
         saved = state.get("version_")
         if saved is not None and str(saved).split(".")[:2] != __version__.split(".")[:2]:
