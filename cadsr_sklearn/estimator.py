@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import sympy
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -316,6 +316,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         is constant (then ``y = c`` is returned without a search).
     interrupted_ : bool
         True when ``fit`` was stopped by Ctrl-C; the best formula so far is kept.
+    n_outputs_ : int
+        Number of outputs: 1 for a 1-D ``y``, else its number of columns.
+    estimators_ : list of CADSRRegressor
+        Only for a 2-D ``y``: the estimator of each output (see the Notes of
+        :meth:`fit`); the per-formula attributes are then lists over them.
     search_state_ : bytes or None
         With ``warm_start``, the whole search as its last epoch left it (see
         :mod:`cadsr_sklearn.checkpoint`), which the next ``fit`` continues;
@@ -498,6 +503,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """
         return cls(**{**PAPER_SETTINGS, **params})
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # a 2-D y: one search per column
+        return tags
+
     def _check_settings(self) -> None:
         """Cross-parameter checks that ``_parameter_constraints`` cannot express."""
         Policy.check_widths(self.embedding_dim, self.dct_dim, self.n_heads, self.attention)
@@ -510,15 +520,32 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training inputs; pandas column names become the formula's symbols.
-        y : array-like of shape (n_samples,)
-            Targets.
+            Training inputs; pandas and polars column names become the
+            formula's symbols.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets. A 2-D ``y`` gets one independent search per column (see
+            "Several outputs" below).
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights; they enter the likelihood and the constant fit.
+            Non-negative weights; they enter the likelihood and the constant fit
+            (of every output).
 
         Returns
         -------
         self : CADSRRegressor
+
+        Notes
+        -----
+        **Several outputs.** With ``y`` of shape ``(n, m)`` each column is
+        searched on its own by a copy of this estimator with the same
+        parameters (:attr:`estimators_`), so output j's formula is exactly the
+        one ``fit(X, y[:, j])`` finds with the same ``random_state``. The fitted
+        attributes that describe a formula or a search (:attr:`expression_`,
+        :attr:`best_expression_`, :attr:`equations_`, :attr:`constants_`,
+        :attr:`history_`, :attr:`n_epochs_`, :attr:`stop_reason_` …) are then
+        lists with one entry per output, and :meth:`predict` returns ``(n, m)``;
+        :meth:`sympy`, :meth:`latex` and :meth:`export` return lists, and their
+        ``index`` may be one row per output. A ``checkpoint`` path gets the
+        suffix ``.output{j}`` per output.
 
         Raises
         ------
@@ -533,11 +560,16 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """
         self._check_settings()
         _check_numeric_target(y)
+        given = X
         try:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, multi_output=True)
         except ValueError as err:
             raise _with_numeric_hint(err, X) from err
         y = y.astype(np.float64, copy=False)  # booleans, integers
+        if y.ndim == 2:
+            return self._fit_outputs(given, y, sample_weight)
+        self.n_outputs_ = 1
+        self.__dict__.pop("estimators_", None)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                  ensure_non_negative=True)
@@ -607,6 +639,44 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.stop_reason_ = result.stop_reason
         self.interrupted_ = result.interrupted
         return self
+
+    def _fit_outputs(self, X, Y: np.ndarray, sample_weight) -> "CADSRRegressor":
+        """One search per column of ``Y`` (n, m), each by a copy of this estimator."""
+        previous = getattr(self, "estimators_", None)
+        if self.warm_start and previous is not None and len(previous) == Y.shape[1]:
+            outputs = previous  # each continues its own search
+        else:
+            outputs = [clone(self) for _ in range(Y.shape[1])]
+        for j, output in enumerate(outputs):
+            checkpoint_path = (None if self.checkpoint is None
+                               else f"{os.fspath(self.checkpoint)}.output{j}")
+            output.set_params(**self.get_params()).set_params(checkpoint=checkpoint_path)
+            output.fit(X, Y[:, j], sample_weight)
+        self.estimators_ = outputs
+        self.n_outputs_ = Y.shape[1]
+        first = outputs[0]
+        self.device_, self.version_ = first.device_, first.version_
+        self.symbol_names_ = first.symbol_names_
+        self.interrupted_ = any(o.interrupted_ for o in outputs)
+        self.search_state_ = None  # each output keeps its own
+        for name in _PER_OUTPUT:
+            setattr(self, name, [getattr(o, name) for o in outputs])
+        return self
+
+    def _per_output(self, method: str, index, **kwargs) -> list:
+        """``method`` of every output's estimator, ``index`` one row per output or the same."""
+        indices = (list(index) if isinstance(index, (list, tuple, np.ndarray))
+                   else [index] * len(self.estimators_))
+        if len(indices) != len(self.estimators_):
+            raise ValueError(f"index must give one row per output ({len(self.estimators_)}), "
+                             f"got {len(indices)}.")
+        return [getattr(e, method)(index=i, **kwargs)
+                for e, i in zip(self.estimators_, indices)]
+
+    @property
+    def _several_outputs(self) -> bool:
+        """Fitted on a 2-D ``y``: one estimator per output in :attr:`estimators_`."""
+        return "estimators_" in self.__dict__
 
     def _continued_search(self, params: dict, X: np.ndarray, y: np.ndarray,
                           sample_weight: np.ndarray | None, fingerprint: str) -> Search | None:
@@ -768,9 +838,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        index : int, optional
+        index : int or list of int, optional
             Row of :attr:`equations_` whose tree to evaluate instead (PySR's
-            convention; negative counts from the end).
+            convention; negative counts from the end); with several outputs,
+            the same row of each or a list of one per output.
         return_std : bool, default=False
             Also return the standard error of each prediction, by the delta
             method from the covariance of the fitted constants (see
@@ -781,11 +852,16 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
-        y_std : ndarray of shape (n_samples,)
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        y_std : ndarray of the same shape
             Only with ``return_std``.
         """
         check_is_fitted(self, "best_expression_")
+        if self._several_outputs:
+            columns = self._per_output("predict", index, X=X, return_std=return_std)
+            if return_std:
+                return tuple(np.column_stack(part) for part in zip(*columns))
+            return np.column_stack(columns)
         position, row = self._row(index)
         expression = row["expression"]
         try:
@@ -807,7 +883,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """Coefficient of determination R² of :meth:`predict` on ``(X, y)``.
 
         A formula that is undefined on some row of ``X`` (its prediction is
-        NaN there) scores ``-inf``: no finite error describes it.
+        NaN there) scores ``-inf``: no finite error describes it. With several
+        outputs, the mean of the outputs' R² (scikit-learn's default).
         """
         from sklearn.metrics import r2_score
 
@@ -824,6 +901,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         predict what the formula predicts on the training rows (see
         :mod:`cadsr_sklearn.display`). By default they are exact.
         """
+        if self._several_outputs:
+            return self._per_output("sympy", index, precision=precision)
         if precision is None:
             return self._row(index)[1]["equation"]
         return round_floats(*self._shown(index, precision))
@@ -836,6 +915,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         training rows (``1.0000061**rho - 0.9999896`` is never shown as
         ``1.0^rho - 1.0``).
         """
+        if self._several_outputs:
+            return self._per_output("latex", index, precision=precision)
         return rounded_latex(*self._shown(index, precision), labels=self._labels())
 
     def export(self, target: str = "numpy", *, index: int | None = None):
@@ -862,6 +943,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
         if target not in export.TARGETS:
             raise ValueError(f"target must be one of {list(export.TARGETS)}, got {target!r}.")
+        check_is_fitted(self, "best_expression_")
+        if self._several_outputs:
+            return self._per_output("export", index, target=target)
         expression = self._row(index)[1]["expression"]
         names = self._feature_names()
         return {
@@ -911,6 +995,12 @@ PAPER_SETTINGS = MappingProxyType(dict(
 # The policy's options before they were parameters (for older pickles).
 _POLICY_OPTIONS_BEFORE = dict(embedding_std=0.02, parent_sibling=False, arity_prior=False,
                               length_prior=None)
+
+
+#: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
+_PER_OUTPUT = ("expression_", "best_expression_", "unsnapped_expression_", "equations_",
+               "constants_", "history_", "n_epochs_", "n_evaluations_", "stop_reason_",
+               "y_variance_")
 
 
 def _table(rows: list[dict], columns: list[str]):

@@ -72,6 +72,9 @@ def _check_fitted(model) -> None:
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(model, "best_expression_")
+    if "estimators_" in vars(model):
+        raise ValueError("This model has several outputs: plot one at a time, "
+                         "e.g. model.estimators_[0].")
 
 
 def _rows(equations) -> list[dict]:

@@ -1,0 +1,92 @@
+"""Several outputs (a 2-D y: one search per column) and polars input."""
+
+import pickle
+
+import numpy as np
+import pytest
+from budgets import SMALL, TINY
+
+from cadsr_sklearn import CADSRRegressor
+
+SEARCH = dict(SMALL, n_epochs=6)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, size=(150, 2))
+    Y = np.c_[X[:, 0] + X[:, 1], X[:, 0] * X[:, 1]]
+    return X, Y
+
+
+@pytest.fixture(scope="module")
+def model(data):
+    X, Y = data
+    return CADSRRegressor(**SEARCH).fit(X, Y)
+
+
+def test_each_output_gets_its_own_formula_and_predictions_are_a_matrix(model, data):
+    X, Y = data
+    assert model.n_outputs_ == 2 and len(model.estimators_) == 2
+    assert [str(e) for e in model.expression_] == ["x0 + x1", "x0*x1"]
+    assert model.predict(X).shape == (150, 2)
+    assert model.score(X, Y) == pytest.approx(1.0)
+    assert len(model.equations_) == 2 and len(model.history_) == 2
+    y_pred, y_std = model.predict(X[:5], return_std=True)
+    assert y_pred.shape == y_std.shape == (5, 2)
+    assert model.predict(X[:5], index=[0, -1]).shape == (5, 2)
+    with pytest.raises(ValueError, match="one row per output"):
+        model.predict(X[:5], index=[0, 1, 2])
+    assert len(model.sympy()) == len(model.latex()) == len(model.export("python")) == 2
+
+
+def test_an_output_is_searched_as_a_single_output_fit_of_its_column(model, data):
+    X, Y = data
+    alone = CADSRRegressor(**SEARCH).fit(X, Y[:, 1])
+    assert alone.best_expression_.key == model.best_expression_[1].key
+    assert alone.n_outputs_ == 1 and not hasattr(alone, "estimators_")
+    column = CADSRRegressor(**TINY).fit(X, Y[:, :1])  # a column vector is one output
+    assert column.predict(X).shape == (150, 1)
+    np.testing.assert_array_equal(column.predict(X)[:, 0],
+                                  CADSRRegressor(**TINY).fit(X, Y[:, 0]).predict(X))
+
+
+def test_several_outputs_do_not_depend_on_n_jobs_and_survive_pickling(model, data):
+    X, Y = data
+    serial = CADSRRegressor(**SEARCH, n_jobs=1).fit(X, Y)
+    assert [e.key for e in serial.best_expression_] == [e.key for e in model.best_expression_]
+    again = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_warm_start_and_checkpoints_work_per_output(data, tmp_path):
+    X, Y = data
+    noisy = Y + np.random.default_rng(1).normal(0, 0.3, Y.shape)  # no early stop
+    model = CADSRRegressor(**TINY, warm_start=True).fit(X, noisy)
+    model.fit(X, noisy)
+    assert model.n_epochs_ == [2 * TINY["n_epochs"]] * 2
+    path = tmp_path / "run.ckpt"
+    CADSRRegressor(**TINY, checkpoint=path).fit(X, noisy)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt.output0", "run.ckpt.output1"]
+
+
+def test_plots_ask_for_one_output(model):
+    pytest.importorskip("matplotlib")
+    from cadsr_sklearn.plotting import plot_pareto_front
+
+    with pytest.raises(ValueError, match="several outputs"):
+        plot_pareto_front(model)
+
+
+def test_polars_frames_name_the_symbols(data):
+    pl = pytest.importorskip("polars")
+    X, Y = data
+    frame = pl.DataFrame({"speed": X[:, 0], "mass [kg]": X[:, 1]})
+    model = CADSRRegressor(**SEARCH).fit(frame, pl.Series("p", Y[:, 1]))
+    assert list(model.feature_names_in_) == ["speed", "mass [kg]"]
+    assert str(model.expression_) == "mass_kg*speed"
+    assert model.score(frame, pl.Series("p", Y[:, 1])) == pytest.approx(1.0)
+    both = CADSRRegressor(**SEARCH).fit(frame, pl.DataFrame({"s": Y[:, 0], "p": Y[:, 1]}))
+    assert [str(e) for e in both.expression_] == ["mass_kg + speed", "mass_kg*speed"]
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(frame.select(["mass [kg]", "speed"]))
