@@ -862,8 +862,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             if return_std:
                 return tuple(np.column_stack(part) for part in zip(*columns))
             return np.column_stack(columns)
-        position, row = self._row(index)
-        expression = row["expression"]
+        expression = self.best_expression_ if index is None else self._row(index)[1]["expression"]
         try:
             X = validate_data(self, X, dtype=np.float64, reset=False)
         except ValueError as err:
@@ -872,12 +871,21 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         y = np.where(np.isfinite(y), y, np.nan)
         if not return_std:
             return y
+        std = self._uncertainty_of(expression).prediction_std(expression, X)
+        return y, np.where(np.isnan(y), np.nan, std)
+
+    def _uncertainty_of(self, expression: Expression) -> ConstantUncertainty:
+        """The covariance of the constants of ``expression``, a tree of ``equations_``."""
         uncertainties = getattr(self, "_uncertainties", None)
         if uncertainties is None:
             raise ValueError("This model was saved before standard errors were computed; "
                              "refit it to use return_std=True.")
-        std = uncertainties[position].prediction_std(expression, X)
-        return y, np.where(np.isnan(y), np.nan, std)
+        rows = self.equations_
+        rows = rows if isinstance(rows, list) else rows.to_dict("records")
+        for row, uncertainty in zip(rows, uncertainties):
+            if row["expression"].key == expression.key:
+                return uncertainty
+        raise ValueError("No standard errors for this formula: it is not a row of equations_.")
 
     def score(self, X, y, sample_weight=None) -> float:
         """Coefficient of determination R² of :meth:`predict` on ``(X, y)``.

@@ -15,16 +15,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
+from budgets import TINY
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import InvalidParameterError
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.cli import main
 
-FAST = dict(
-    batch_size=32, n_epochs=2, ff_dim=32, max_length=12, steps_per_epoch=1,
-    learning_rate=1e-3, device="cpu", random_state=0,
-)
 N = 30
 _rng = np.random.default_rng(0)
 X_GOOD = _rng.uniform(1, 2, size=(N, 2))
@@ -44,7 +41,7 @@ def _frame(**columns):
 
 @pytest.fixture(scope="module")
 def fitted():
-    return CADSRRegressor(**FAST).fit(X_GOOD, Y_GOOD)
+    return CADSRRegressor(**TINY).fit(X_GOOD, Y_GOOD)
 
 
 # ------------------------------------------------------------------------ fit
@@ -71,7 +68,7 @@ FIT_CASES = {
         "(?s)Expected 2D array.*Reshape your data",
     ),
     "3-D X": (lambda: X_GOOD[:, :, None], lambda: Y_GOOD, ValueError, "Found array with dim 3"),
-    "2-D y": (lambda: X_GOOD, lambda: np.c_[Y_GOOD, Y_GOOD], ValueError, "y should be a 1d array"),
+    "3-D y": (lambda: X_GOOD, lambda: np.zeros((N, 2, 2)), ValueError, "Found array with dim 3"),
     "X and y lengths differ": (
         lambda: X_GOOD, lambda: Y_GOOD[:-1], ValueError, "inconsistent numbers of samples",
     ),
@@ -129,23 +126,23 @@ def test_fit_rejects(case):
     make_X, make_y, error, match = FIT_CASES[case]
     weight = -np.ones(N) if case == "negative sample_weight" else None
     with pytest.raises(error, match=match):
-        CADSRRegressor(**FAST).fit(make_X(), make_y(), sample_weight=weight)
+        CADSRRegressor(**TINY).fit(make_X(), make_y(), sample_weight=weight)
 
 
 def test_one_row_and_constant_y_give_the_exact_constant():
     # Neither is an error: one row or a constant target is fitted exactly by y = c.
-    one = CADSRRegressor(**FAST).fit(X_GOOD[:1], Y_GOOD[:1])
+    one = CADSRRegressor(**TINY).fit(X_GOOD[:1], Y_GOOD[:1])
     assert float(one.expression_) == Y_GOOD[0]
     assert one.stop_reason_ == "constant target"
     np.testing.assert_array_equal(one.predict(X_GOOD[:3]), Y_GOOD[0])
-    flat = CADSRRegressor(**FAST).fit(X_GOOD, np.full(N, -2.5))
+    flat = CADSRRegressor(**TINY).fit(X_GOOD, np.full(N, -2.5))
     assert float(flat.expression_) == -2.5 and flat.score(X_GOOD, np.full(N, -2.5)) == 1.0
 
 
 def test_numeric_objects_booleans_and_lists_are_accepted():
-    model = CADSRRegressor(**FAST).fit(X_GOOD.astype(object), list(Y_GOOD.astype(object)))
+    model = CADSRRegressor(**TINY).fit(X_GOOD.astype(object), list(Y_GOOD.astype(object)))
     assert np.all(np.isfinite(model.predict(X_GOOD.astype(object))))
-    model = CADSRRegressor(**FAST).fit(X_GOOD > 1.5, X_GOOD[:, 0] > 1.5)  # booleans are 0/1
+    model = CADSRRegressor(**TINY).fit(X_GOOD > 1.5, X_GOOD[:, 0] > 1.5)  # booleans are 0/1
     assert np.all(np.isfinite(model.predict(X_GOOD > 1.5)))
 
 
@@ -186,7 +183,7 @@ def test_score_rejects_bad_y(fitted):
 
 def test_feature_names_must_match_at_predict():
     df = _frame(a=X_GOOD[:, 0], b=X_GOOD[:, 1])
-    model = CADSRRegressor(**FAST).fit(df, Y_GOOD)
+    model = CADSRRegressor(**TINY).fit(df, Y_GOOD)
     with pytest.raises(ValueError, match="same order as they were in fit"):
         model.predict(df[["b", "a"]])
     with pytest.raises(ValueError, match="Feature names unseen at fit time"):
@@ -268,14 +265,14 @@ PARAM_CASES = {
 def test_invalid_hyperparameters(case):
     params, error, match = PARAM_CASES[case]
     with pytest.raises(error, match=match):
-        CADSRRegressor(**{**FAST, **params}).fit(X_GOOD, Y_GOOD)
+        CADSRRegressor(**{**TINY, **params}).fit(X_GOOD, Y_GOOD)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 @pytest.mark.parametrize("device", ["cuda", "cuda:0", "cuda:3"])
 def test_cuda_device_without_cuda(device):
     with pytest.raises(ValueError, match="CUDA is not available"):
-        CADSRRegressor(**{**FAST, "device": device}).fit(X_GOOD, Y_GOOD)
+        CADSRRegressor(**{**TINY, "device": device}).fit(X_GOOD, Y_GOOD)
 
 
 # ----------------------------------------------------------------- the command

@@ -18,13 +18,13 @@ from pathlib import Path
 import joblib
 import numpy as np
 import pytest
+from budgets import TINY_MODEL
 
 import sympy
 
 from cadsr_sklearn import CADSRRegressor, constants, progress, sampler, scoring, training
 
-FAST = dict(batch_size=64, ff_dim=32, max_length=14, steps_per_epoch=2, learning_rate=1e-3,
-            device="cpu", random_state=0)
+FAST = dict(TINY_MODEL, batch_size=64)  # the max_evaluations cases count batches of 64
 ROOT = Path(__file__).resolve().parents[1]
 
 

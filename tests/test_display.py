@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from budgets import TINY_MODEL
 import sympy
 
 from cadsr_sklearn import CADSRRegressor
@@ -9,7 +10,7 @@ from cadsr_sklearn.display import (DISPLAY_RTOL, faithful_digits, formula_text, 
                                    sympy_values)
 
 rho = sympy.Symbol("rho")
-FAST = dict(batch_size=100, ff_dim=32, random_state=0, device="cpu", n_jobs=1)
+FAST = dict(TINY_MODEL, batch_size=100)
 
 
 def _agrees(text_or_expr, symbols, X, reference, rtol=DISPLAY_RTOL):

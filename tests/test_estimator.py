@@ -5,13 +5,13 @@ import time
 import numpy as np
 import pytest
 import sympy
+from budgets import SMALL
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn import training
 from cadsr_sklearn.devices import resolve_device
 from cadsr_sklearn.estimator import PAPER_SETTINGS
 
-FAST = dict(batch_size=200, ff_dim=64, learning_rate=1e-3, device="cpu", random_state=0)
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def quadratic():
 @pytest.fixture(scope="module")
 def fitted(quadratic):
     X, y = quadratic
-    return CADSRRegressor(n_epochs=40, **FAST).fit(X, y)
+    return CADSRRegressor(n_epochs=40, **SMALL).fit(X, y)
 
 
 def test_recovers_a_simple_polynomial_and_stops_at_round_off(fitted, quadratic):
@@ -62,8 +62,8 @@ def test_fitted_attributes(fitted):
 def test_same_random_state_same_formula(quadratic):
     X, y = quadratic
     y = y + np.sin(3 * X[:, 0])  # harder: no early stop within the budget
-    a = CADSRRegressor(n_epochs=4, **FAST).fit(X, y)
-    b = CADSRRegressor(n_epochs=4, **FAST).fit(X, y)
+    a = CADSRRegressor(n_epochs=4, **SMALL).fit(X, y)
+    b = CADSRRegressor(n_epochs=4, **SMALL).fit(X, y)
     assert str(a.expression_) == str(b.expression_)
     assert [h["best_reward"] for h in a.history_] == [h["best_reward"] for h in b.history_]
 
@@ -73,14 +73,14 @@ def test_pandas_column_names_become_symbols():
     rng = np.random.default_rng(2)
     df = pd.DataFrame({"mass": rng.uniform(1, 2, 40), "speed": rng.uniform(1, 2, 40)})
     y = df["mass"] * df["speed"]
-    model = CADSRRegressor(n_epochs=30, **FAST).fit(df, y)
+    model = CADSRRegressor(n_epochs=30, **SMALL).fit(df, y)
     assert {s.name for s in model.expression_.free_symbols} <= {"mass", "speed"}
     assert list(model.feature_names_in_) == ["mass", "speed"]
 
 
 def test_constant_target_gives_the_constant():
     X = np.arange(10.0).reshape(-1, 1)
-    model = CADSRRegressor(**FAST).fit(X, np.full(10, 3.5))
+    model = CADSRRegressor(**SMALL).fit(X, np.full(10, 3.5))
     assert float(model.expression_) == 3.5
     np.testing.assert_array_equal(model.predict(X), 3.5)
 
@@ -88,10 +88,10 @@ def test_constant_target_gives_the_constant():
 def test_max_evaluations_and_max_time(quadratic):
     X, y = quadratic
     y = y + np.sin(3 * X[:, 0])
-    model = CADSRRegressor(n_epochs=1000, max_evaluations=600, **FAST).fit(X, y)
+    model = CADSRRegressor(n_epochs=1000, max_evaluations=600, **SMALL).fit(X, y)
     assert model.stop_reason_ == "max_evaluations" and model.n_evaluations_ == 600
     start = time.perf_counter()
-    model = CADSRRegressor(n_epochs=100000, max_time=1.0, **FAST).fit(X, y)
+    model = CADSRRegressor(n_epochs=100000, max_time=1.0, **SMALL).fit(X, y)
     assert model.stop_reason_ == "max_time"
     assert time.perf_counter() - start < 1.1 + 2 * max(h["time"] for h in model.history_[:1])
 
@@ -99,7 +99,7 @@ def test_max_evaluations_and_max_time(quadratic):
 def test_patience(quadratic):
     X, y = quadratic
     y = y + np.sin(3 * X[:, 0])
-    model = CADSRRegressor(n_epochs=1000, patience=2, **FAST).fit(X, y)
+    model = CADSRRegressor(n_epochs=1000, patience=2, **SMALL).fit(X, y)
     assert model.stop_reason_ in {"patience", "tol"}
     assert model.n_epochs_ < 1000
 
@@ -117,7 +117,7 @@ def test_keyboard_interrupt_keeps_the_best_so_far(quadratic, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(training, "_policy_update", interrupt_on_third_epoch)
-    model = CADSRRegressor(n_epochs=100, **FAST).fit(X, y)
+    model = CADSRRegressor(n_epochs=100, **SMALL).fit(X, y)
     assert model.interrupted_ and model.stop_reason_ == "interrupted"
     assert np.all(np.isfinite(model.predict(X)))
 
@@ -130,7 +130,7 @@ def test_sample_weight_zero_rows_are_ignored():
     y_corrupt[:10] = 100.0
     w = np.ones(60)
     w[:10] = 0.0
-    model = CADSRRegressor(n_epochs=30, **FAST).fit(X, y_corrupt, sample_weight=w)
+    model = CADSRRegressor(n_epochs=30, **SMALL).fit(X, y_corrupt, sample_weight=w)
     np.testing.assert_allclose(model.predict(X[10:]), y[10:], rtol=1e-6, atol=1e-8)
 
 
@@ -145,7 +145,7 @@ def test_policy_ablation_and_rewards_run(quadratic):
         {"bic_variance": "mle"},
         {"parent_sibling": True, "arity_prior": True, "length_prior": 10, "embedding_std": 0.7},
     ):
-        model = CADSRRegressor(n_epochs=2, **{**FAST, "batch_size": 50}, **params).fit(X, y)
+        model = CADSRRegressor(n_epochs=2, **{**SMALL, "batch_size": 50}, **params).fit(X, y)
         assert np.all(np.isfinite(model.predict(X))), params
 
 

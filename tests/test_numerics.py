@@ -11,15 +11,12 @@ import pytest
 import sympy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budgets import TINY
 from compiled_ops import compiled
 from hypothesis.extra.numpy import arrays
 
 from cadsr_sklearn import CADSRRegressor
 
-FAST = dict(
-    batch_size=48, n_epochs=3, ff_dim=32, max_length=14, steps_per_epoch=1,
-    learning_rate=1e-3, device="cpu", random_state=0,
-)
 ALL_UNARY = (
     "sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs",
 )
@@ -50,7 +47,7 @@ def test_extreme_data_fits_without_warnings(name):
     X, y = DATASETS[name]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = CADSRRegressor(**FAST, unary_operators=ALL_UNARY).fit(X, y)
+        model = CADSRRegressor(**TINY, unary_operators=ALL_UNARY).fit(X, y)
         pred = model.predict(X)
         model.score(X, y) if np.all(np.isfinite(pred)) else None
     assert model.n_epochs_ >= 1
@@ -63,7 +60,7 @@ def test_overflowing_candidates_are_invalid_not_errors():
     X, y = DATASETS["X near 1e300"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = CADSRRegressor(**FAST, unary_operators=ALL_UNARY).fit(X, y)
+        model = CADSRRegressor(**TINY, unary_operators=ALL_UNARY).fit(X, y)
     # x², exp(x), x·x … overflow on 1e300: they are sampled and scored -inf
     assert max(h["invalid_fraction"] for h in model.history_) > 0
     assert all(np.isfinite(model.equations_["loss"]))
@@ -77,14 +74,14 @@ def test_targets_beyond_float64_squares_are_rejected_without_warnings(scale, mat
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ValueError, match=f"{match} float64.*Rescale y"):
-            CADSRRegressor(**FAST).fit(X[:, :1] / 1e300, scale * y)
+            CADSRRegressor(**TINY).fit(X[:, :1] / 1e300, scale * y)
 
 
 def test_constant_extreme_target_is_fine():
     X = np.arange(5.0).reshape(-1, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = CADSRRegressor(**FAST).fit(X, np.full(5, 1e300))
+        model = CADSRRegressor(**TINY).fit(X, np.full(5, 1e300))
         np.testing.assert_array_equal(model.predict(X), 1e300)
 
 
@@ -138,7 +135,7 @@ def models():
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             out.append(
-                CADSRRegressor(**{**FAST, "random_state": seed}, unary_operators=ALL_UNARY)
+                CADSRRegressor(**{**TINY, "random_state": seed}, unary_operators=ALL_UNARY)
                 .fit(X, y)
             )
     return out

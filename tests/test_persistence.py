@@ -16,12 +16,11 @@ import joblib
 import numpy as np
 import pytest
 import torch
+from budgets import TINY
 
 import cadsr_sklearn
 from cadsr_sklearn import CADSRRegressor
 
-FAST = dict(batch_size=48, n_epochs=3, ff_dim=32, max_length=14, steps_per_epoch=1,
-            learning_rate=1e-3, device="cpu", random_state=0)
 PACKAGE = Path(cadsr_sklearn.__file__).resolve().parent
 
 
@@ -34,7 +33,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def model(data):
-    return CADSRRegressor(**FAST).fit(*data)
+    return CADSRRegressor(**TINY).fit(*data)
 
 
 class _RecordingUnpickler(pickle.Unpickler):

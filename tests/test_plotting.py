@@ -11,20 +11,13 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
+from budgets import TINY  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
 from cadsr_sklearn import CADSRRegressor, Expression, plotting  # noqa: E402
 
-SMALL = dict(
-    batch_size=64,
-    n_epochs=4,
-    ff_dim=64,
-    max_length=16,
-    learning_rate=1e-3,
-    device="cpu",
-    random_state=0,
-)
+PLOTTED = dict(TINY, n_epochs=4)  # a learning curve of a few points
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +25,7 @@ def fitted():
     rng = np.random.default_rng(0)
     X = rng.uniform(0.5, 2.0, size=(80, 2))
     y = X[:, 0] ** 2 + np.sin(X[:, 1])
-    return CADSRRegressor(**SMALL).fit(X, y), X, y
+    return CADSRRegressor(**PLOTTED).fit(X, y), X, y
 
 
 def test_pareto_front_marks_the_chosen_model(fitted):
@@ -117,7 +110,7 @@ def test_save_all_writes_pngs(fitted, tmp_path):
 
 def test_constant_target_model_still_plots(tmp_path):
     X = np.arange(10.0).reshape(-1, 1)
-    model = CADSRRegressor(**SMALL).fit(X, np.full(10, 3.0))
+    model = CADSRRegressor(**PLOTTED).fit(X, np.full(10, 3.0))
     paths = plotting.save_all(model, X, np.full(10, 3.0), tmp_path)
     assert len(paths) == 3
 

@@ -5,6 +5,7 @@ import pickle
 import joblib
 import numpy as np
 import pytest
+from budgets import TINY
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import make_pipeline
@@ -13,16 +14,6 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from cadsr_sklearn import CADSRRegressor
 
-SMALL = dict(
-    batch_size=64,
-    n_epochs=6,
-    ff_dim=64,
-    max_length=16,
-    steps_per_epoch=2,
-    learning_rate=1e-3,
-    random_state=0,
-    device="cpu",
-)
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +26,14 @@ def data():
 
 def test_check_estimator_passes_in_full():
     # Every check, none skipped or expected to fail.
-    results = check_estimator(CADSRRegressor(**SMALL), on_fail=None)
+    results = check_estimator(CADSRRegressor(**TINY), on_fail=None)
     failed = [r for r in results if r["status"] != "passed"]
     assert not failed, [(r["check_name"], r["status"], str(r["exception"])[:300]) for r in failed]
 
 
 def test_pipeline_and_cross_val_score(data):
     X, y = data
-    pipe = make_pipeline(StandardScaler(), CADSRRegressor(**SMALL))
+    pipe = make_pipeline(StandardScaler(), CADSRRegressor(**TINY))
     scores = cross_val_score(pipe, X, y, cv=3)
     assert scores.shape == (3,)
     assert np.all(np.isfinite(scores))
@@ -51,7 +42,7 @@ def test_pipeline_and_cross_val_score(data):
 def test_grid_search_over_alpha_beta_epsilon(data):
     X, y = data
     grid = GridSearchCV(
-        CADSRRegressor(**{**SMALL, "n_epochs": 2}),
+        CADSRRegressor(**{**TINY, "n_epochs": 2}),
         param_grid={"alpha": [5.0, 20.0], "beta": [0.01, 0.1], "epsilon": [0.2]},
         cv=2,
     )
@@ -70,7 +61,7 @@ def test_clone_keeps_parameters_untouched():
 
 def test_pickle_and_joblib_round_trips_predict_identically(data, tmp_path):
     X, y = data
-    model = CADSRRegressor(**SMALL).fit(X, y)
+    model = CADSRRegressor(**TINY).fit(X, y)
     expected = model.predict(X)
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(again.predict(X), expected)
