@@ -1,10 +1,12 @@
 """cadsr-sklearn: Complexity-Aware Deep Symbolic Regression as a scikit-learn regressor."""
 
 from ._version import __version__
+from .custom_operators import Operator, register_operator
 from .expression import Expression
 from .library import Library
 
-__all__ = ["__version__", "CADSRRegressor", "Expression", "Library"]
+__all__ = ["__version__", "CADSRRegressor", "Expression", "Library", "Operator",
+           "register_operator"]
 
 
 def __getattr__(name: str):

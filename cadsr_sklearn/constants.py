@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import program
+from . import custom_operators, program
 from .expression import Expression
 from .parallel import run_in_threads
 
@@ -294,6 +294,9 @@ class ConstantFitter:
 
     def _run(self, jobs: list, keep_outputs: bool):
         """(constants per job, fitted flags, outputs or None) for (expression, starts) jobs."""
+        custom = [j for j, (e, _) in enumerate(jobs) if custom_operators.has_custom(e)]
+        if custom:  # the NumPy path for those (see .custom_operators), compiled for the rest
+            return self._run_split(jobs, custom, keep_outputs)
         batch = _Batch.pack([e.program for e, _ in jobs], [starts for _, starts in jobs],
                             [e.fixed for e, _ in jobs])
         n = len(self.target)
@@ -305,6 +308,29 @@ class ConstantFitter:
         self.n_failed_ += sum(errors)
         parts = np.split(constants, batch.const_start[1:-1])
         outputs = list(Y) if keep_outputs else None
+        return parts, fitted, outputs
+
+    def _run_split(self, jobs: list, custom: list[int], keep_outputs: bool):
+        """:meth:`_run` for jobs of which those in ``custom`` hold a custom operator."""
+        n, s = len(self.target), self.settings
+        parts, fitted = [None] * len(jobs), np.zeros(len(jobs), dtype=np.bool_)
+        outputs = [None] * len(jobs) if keep_outputs else None
+        compiled = [j for j in range(len(jobs)) if j not in set(custom)]
+        if compiled:
+            c, f, o = self._run([jobs[j] for j in compiled], keep_outputs)
+            for k, j in enumerate(compiled):
+                parts[j], fitted[j] = c[k], f[k]
+                if keep_outputs:
+                    outputs[j] = o[k]
+        for j in custom:
+            expression, starts = jobs[j]
+            c = custom_operators.fit(expression, self.X, self.target, self.sqrt_w, starts,
+                                     s.max_nfev, s.xtol, s.ftol)
+            fitted[j] = c is not None
+            parts[j] = c if c is not None else np.full(expression.n_constants, np.nan)
+            if keep_outputs:
+                outputs[j] = (custom_operators.evaluate(expression, self.X, c) if c is not None
+                              else np.full(n, np.nan))
         return parts, fitted, outputs
 
     def _fit_share(self, batch: _Batch, share: np.ndarray, constants, fitted, Y) -> int:

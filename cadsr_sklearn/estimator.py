@@ -58,7 +58,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Binary operators; also available: none beyond these five.
     unary_operators : tuple of str, default=("sin", "cos", "log", "sqrt", "exp")
         Unary operators; also available: "tan", "square", "cube", "neg", "inv",
-        "tanh", "abs".
+        "tanh", "abs". Either list may also hold the names of operators
+        registered with :func:`~cadsr_sklearn.register_operator`, or
+        :class:`~cadsr_sklearn.Operator` objects.
     use_constants : bool, default=True
         Include the constant token ``c`` whose values are fitted by
         Levenberg–Marquardt.

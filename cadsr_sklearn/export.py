@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from . import program
 from .expression import Expression
 
 __all__ = ["TARGETS", "FormulaModule", "to_numpy", "to_torch", "to_jax", "to_python_source",
@@ -49,6 +50,7 @@ class _Dialect:
     constant: Callable[[int, float], str]  # (BFS number, value) -> text
     one: str
     overrides: dict[str, str] = field(default_factory=dict)
+    custom: bool = False  # a custom operator calls its own function, _custom_<name>(…)
 
     def template(self, name: str) -> str:
         if name in self.overrides:
@@ -80,6 +82,12 @@ def _infix(expression: Expression, dialect: _Dialect, names: Sequence[str]) -> s
             text[i] = dialect.constant(k, float(expression.constants[k]))
         elif token.kind == "one":
             text[i] = dialect.one
+        elif token.opcode >= program.CUSTOM_UNARY:
+            if not dialect.custom:
+                raise ValueError(f"The formula uses the custom operator {token.name!r}, whose "
+                                 "only implementation is its NumPy function: export it with "
+                                 "export('numpy').")
+            text[i] = f"_custom_{token.name}({', '.join(text[c] for c in expression.children(i))})"
         else:
             text[i] = dialect.template(token.name).format(
                 *(text[c] for c in expression.children(i)))
@@ -122,17 +130,21 @@ def _python_function(expression: Expression, feature_names, module: str, header:
             f"    one = {one}\n{columns}    return {body}\n")
 
 
-def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None) -> str:
+def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None,
+                     _custom: bool = False) -> str:
     """Self-contained Python source: ``formula(X)`` with NumPy, X of shape (n, n_features).
 
     The constants are written out at full precision; no warning is raised
-    where the formula is undefined (NaN) or infinite.
+    where the formula is undefined (NaN) or infinite. A formula with a custom
+    operator has no self-contained source (its function is the user's code):
+    ValueError; :func:`to_numpy` exports it.
     """
     reserved = {"X", "y", "np", "formula", "_square", "_cube"}
     names = _names(expression, feature_names, reserved)
     constants = ", ".join(repr(float(v)) for v in expression.constants)
     dialect = _Dialect(module="np.", variable=lambda i, name: name,
-                       constant=lambda k, v: f"np.float64({v!r})", one="np.float64(1.0)")
+                       constant=lambda k, v: f"np.float64({v!r})", one="np.float64(1.0)",
+                       custom=_custom)
     body = _infix(expression, dialect, names)
     columns = "".join(f"    {name} = X[:, {i}]\n" for i, name in enumerate(names))
     used = ", ".join(names)
@@ -152,8 +164,9 @@ def to_python_source(expression: Expression, feature_names: Sequence[str] | None
 def to_numpy(expression: Expression,
              feature_names: Sequence[str] | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """A NumPy function ``f(X) -> y``: the Python source of :func:`to_python_source`, compiled."""
-    source = to_python_source(expression, feature_names)
-    namespace: dict = {}
+    source = to_python_source(expression, feature_names, _custom=True)
+    namespace: dict = {f"_custom_{op.name}": op.function
+                       for op in expression.library.custom_operators}
     exec(compile(source, "<cadsr formula>", "exec"), namespace)  # our own generated source
     function = namespace["formula"]
     function.source = source

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-from . import program
+from . import custom_operators, program
 from .library import Library
 from .display import rounded_latex
 from .positions import tree_positions
@@ -356,6 +356,8 @@ class Expression:
             )
         ops, args = self.program
         c = self._constant_values(constants)
+        if custom_operators.has_custom(self):
+            return custom_operators.evaluate(self, X, c)
         return program.evaluate(ops, args, np.ascontiguousarray(X), c)
 
     def is_valid_on(self, X: np.ndarray) -> bool:
@@ -376,9 +378,9 @@ class Expression:
                 out[i] = 1.0
             elif program.arity(op) == 2:
                 if out[a] is not None and out[a + 1] is not None:
-                    out[i] = program.apply(op, out[a], out[a + 1])
+                    out[i] = custom_operators.apply_scalar(self.library, op, out[a], out[a + 1])
             elif program.arity(op) == 1 and out[a] is not None:
-                out[i] = program.apply(op, out[a], 0.0)
+                out[i] = custom_operators.apply_scalar(self.library, op, out[a], 0.0)
         return out
 
     # ----------------------------------------------------------------- export
@@ -426,7 +428,8 @@ class Expression:
             elif folded[i] is not None:
                 out[i] = _sympy_number(folded[i], exact=not holds_c[i])
             elif tok.arity:
-                out[i] = _apply_sympy(tok, [out[c] for c in kids], [folded[c] for c in kids])
+                out[i] = _apply_sympy(tok, [out[c] for c in kids], [folded[c] for c in kids],
+                                      lib)
             elif tok.kind == "variable":
                 out[i] = symbols[tok.feature]
             else:  # a constant left symbolic
@@ -463,7 +466,7 @@ class Expression:
         return out[0]
 
 
-def _apply_sympy(tok, args: list, values: list) -> sympy.Expr:
+def _apply_sympy(tok, args: list, values: list, library: Library) -> sympy.Expr:
     """``tok.sympy_function(*args)``, except where SymPy's arithmetic is not float64's.
 
     ``values`` holds the float64 value of each argument that was folded (else None).
@@ -486,7 +489,8 @@ def _apply_sympy(tok, args: list, values: list) -> sympy.Expr:
         except TypeError:  # a complex SymPy number: leave it to SymPy
             floats = None
         if floats is not None:
-            value = program.apply(tok.opcode, floats[0], floats[1] if len(floats) > 1 else 0.0)
+            value = custom_operators.apply_scalar(library, tok.opcode, floats[0],
+                                                  floats[1] if len(floats) > 1 else 0.0)
             return _sympy_number(value, exact=all(a.is_Rational for a in args))
     if name in ("div", "inv") and args[-1].is_number and args[-1].is_zero:
         # Only a folded zero knows its sign; x/(-0.0) = -x*inf.
@@ -535,6 +539,17 @@ def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,
     X = np.ascontiguousarray(X, dtype=np.float64)
     Y = np.empty((len(expressions), X.shape[0]))
     if not expressions:
+        return Y
+    custom = [j for j, e in enumerate(expressions) if custom_operators.has_custom(e)]
+    if custom:  # the NumPy path for those, the compiled one for the rest
+        for j in custom:
+            Y[j] = expressions[j].evaluate(X)
+            if stop_at_nonfinite and not np.all(np.isfinite(Y[j])):
+                Y[j] = np.nan
+        compiled = [j for j in range(len(expressions)) if j not in set(custom)]
+        if compiled:
+            Y[compiled] = evaluate_many([expressions[j] for j in compiled], X, n_jobs,
+                                        stop_at_nonfinite)
         return Y
     programs = [e.program for e in expressions]
     ops = np.concatenate([o for o, _ in programs])

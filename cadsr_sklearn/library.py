@@ -21,7 +21,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import sympy
 
-from .program import CONSTANT, ONE, OPCODES, VARIABLE
+from .custom_operators import Operator, check_operator, registered_operator
+from .program import CONSTANT, CUSTOM_BINARY, CUSTOM_UNARY, ONE, OPCODES, VARIABLE
 
 __all__ = [
     "Token",
@@ -165,32 +166,60 @@ INVERSE_PAIRS: frozenset[tuple[str, str]] = frozenset(
 )
 
 
-def check_operators(binary_operators: Sequence[str], unary_operators: Sequence[str],
+def check_operators(binary_operators: Sequence, unary_operators: Sequence,
                     labels: tuple[str, str] = ("binary_operators", "unary_operators")) -> None:
-    """Raise ValueError saying what is wrong with two lists of operator names, if anything.
+    """Raise ValueError saying what is wrong with two lists of operators, if anything.
 
-    The one check of operator names: the library, the estimator's ``fit`` and the
-    command line all call it. Names must be known (a name of the other arity is
-    pointed out), listed once, and not both lists empty. ``labels`` name the two
-    lists in the message (the command line's are ``--binary`` and ``--unary``).
+    The one check of operator lists: the library, the estimator's ``fit`` and the
+    command line all call it. Each entry is a built-in name, the name of a
+    registered custom operator or an :class:`~cadsr_sklearn.custom_operators.Operator`
+    (see :mod:`cadsr_sklearn.custom_operators`) of the list's arity. Names must be
+    known (a name of the other arity is pointed out), listed once, and not both
+    lists empty. ``labels`` name the two lists in the message (the command line's
+    are ``--binary`` and ``--unary``).
     """
-    for role, names, table, other in (
-        (labels[0], binary_operators, BINARY_OPERATORS, UNARY_OPERATORS),
-        (labels[1], unary_operators, UNARY_OPERATORS, BINARY_OPERATORS),
+    for role, entries, arity, table, other in (
+        (labels[0], binary_operators, 2, BINARY_OPERATORS, UNARY_OPERATORS),
+        (labels[1], unary_operators, 1, UNARY_OPERATORS, BINARY_OPERATORS),
     ):
-        if isinstance(names, str):
+        if isinstance(entries, str):
             raise ValueError(f"{role} must be a list of names such as ['add', 'mul'], "
-                             f"not {names!r}.")
-        unknown = [name for name in names if name not in table]
+                             f"not {entries!r}.")
+        names = [_operator_name(entry) for entry in entries]
+        unknown = [name for name, entry in zip(names, entries)
+                   if name not in table and _custom(entry, arity) is None]
         if unknown:
             misplaced = "".join(f" ({name!r} is a {other[name].kind} operator.)"
                                 for name in unknown if name in other)
-            raise ValueError(f"Unknown {role} {unknown}; choose from {sorted(table)}.{misplaced}")
-        repeated = sorted({name for name in names if list(names).count(name) > 1})
+            misplaced += "".join(f" ({name!r} is a custom operator of arity {op.arity}.)"
+                                 for name in unknown
+                                 if (op := registered_operator(name)) is not None)
+            custom = sorted(n for n, op in _registry_items() if op.arity == arity)
+            choices = sorted(table) + custom
+            raise ValueError(f"Unknown {role} {unknown}; choose from {choices}, or register "
+                             f"your own with cadsr_sklearn.register_operator.{misplaced}")
+        repeated = sorted({name for name in names if names.count(name) > 1})
         if repeated:
             raise ValueError(f"{role} lists {repeated[0]!r} more than once.")
     if len(binary_operators) == 0 and len(unary_operators) == 0:
         raise ValueError("At least one binary or unary operator is required.")
+
+
+def _operator_name(entry) -> str:
+    return entry.name if isinstance(entry, Operator) else entry
+
+
+def _custom(entry, arity: int) -> Operator | None:
+    """The custom operator an entry of an operator list stands for, if it is one of ``arity``."""
+    operator = entry if isinstance(entry, Operator) else (
+        registered_operator(entry) if isinstance(entry, str) else None)
+    return operator if operator is not None and operator.arity == arity else None
+
+
+def _registry_items():
+    from .custom_operators import _REGISTRY
+
+    return list(_REGISTRY.items())
 
 
 class Library:
@@ -223,8 +252,11 @@ class Library:
         if isinstance(n_features, bool) or int(n_features) != n_features or n_features < 1:
             raise ValueError(f"A library needs at least one input variable, got {n_features!r}.")
         check_operators(binary_operators, unary_operators)
-        binary = [BINARY_OPERATORS[name] for name in binary_operators]
-        unary = [UNARY_OPERATORS[name] for name in unary_operators]
+        custom: list[Operator] = []
+        binary = [self._token(entry, 2, BINARY_OPERATORS, custom) for entry in binary_operators]
+        unary = [self._token(entry, 1, UNARY_OPERATORS, custom) for entry in unary_operators]
+        #: The custom operators among the tokens; op code 100 + k (unary) or 200 + k (binary).
+        self.custom_operators: tuple[Operator, ...] = tuple(custom)
         variables = [
             Token(f"x{i}", 0, VARIABLE, None, f"x{i}", "variable", feature=i)
             for i in range(int(n_features))
@@ -255,11 +287,13 @@ class Library:
             for p, c in sorted(INVERSE_PAIRS)
             if p in self._index and c in self._index
         )
-        # The constructor arguments, for pickling and equality.
+        # The constructor arguments, for pickling and equality: names, and custom
+        # operators themselves (a pickle carries their definition).
+        by_name = {op.name: op for op in custom}
         self._config = (
             self.n_features,
-            tuple(t.name for t in binary),
-            tuple(t.name for t in unary),
+            tuple(by_name.get(t.name, t.name) for t in binary),
+            tuple(by_name.get(t.name, t.name) for t in unary),
             bool(use_constants),
             bool(use_one),
         )
@@ -270,6 +304,19 @@ class Library:
         self.opcodes = np.array([t.opcode for t in self.tokens], dtype=np.int32)
         self.features = np.array([-1 if t.feature is None else t.feature for t in self.tokens],
                                  dtype=np.int32)
+
+    @staticmethod
+    def _token(entry, arity: int, table: dict[str, Token], custom: list) -> Token:
+        """The token of an operator list's entry; a custom operator is appended to ``custom``."""
+        if isinstance(entry, str) and entry in table:
+            return table[entry]
+        operator = _custom(entry, arity)
+        if isinstance(entry, Operator):
+            check_operator(operator)  # one given directly was never checked
+        custom.append(operator)
+        base = CUSTOM_BINARY if arity == 2 else CUSTOM_UNARY
+        return Token(operator.name, arity, base + len(custom) - 1, operator.sympy_function,
+                     operator.display_format, "binary" if arity == 2 else "unary")
 
     def __len__(self) -> int:
         return len(self.tokens)

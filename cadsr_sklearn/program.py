@@ -43,6 +43,10 @@ ADD, SUB, MUL, DIV, POW = 3, 4, 5, 6, 7
 RELAXED_POW = 8
 SIN, COS, TAN, LOG, SQRT, EXP, SQUARE, CUBE, NEG, INV, TANH, ABS = range(9, 21)
 _FIRST_UNARY = SIN
+#: Op codes of user-registered operators (:mod:`.custom_operators`): 100 + k for a unary
+#: one, 200 + k for a binary one, k its place in the library's ``custom_operators``. The
+#: compiled kernels do not evaluate them (programs holding one take the NumPy path).
+CUSTOM_UNARY, CUSTOM_BINARY = 100, 200
 
 #: Operation code of every token name an operator can have.
 OPCODES: dict[str, int] = {
@@ -56,6 +60,8 @@ _BLOCK = 512  # rows evaluated together: a tree's node values stay in cache
 
 def arity(op: int) -> int:
     """Number of children of a node with operation code ``op``."""
+    if op >= CUSTOM_UNARY:
+        return 2 if op >= CUSTOM_BINARY else 1
     return 2 if ADD <= op < _FIRST_UNARY else 1 if op >= _FIRST_UNARY else 0
 
 
@@ -178,6 +184,26 @@ def d_right(op, a, b, v):
             return m * (log_a * math.cos(math.pi * b) - math.pi * math.sin(math.pi * b))
         return v * log_a
     return math.nan
+
+
+@_jit()
+def apply_rows(op, a, b):
+    """:func:`apply` row by row: the value ``(n,)`` of a built-in operator on ``(n,)`` arrays."""
+    out = np.empty(len(a))
+    for r in range(len(a)):
+        out[r] = apply(op, a[r], b[r])
+    return out
+
+
+@_jit()
+def partials_rows(op, a, b, v):
+    """(∂v/∂a, ∂v/∂b) ``(n,)`` each of a built-in operator, row by row (:func:`d_left`,
+    :func:`d_right`)."""
+    left, right = np.empty(len(a)), np.empty(len(a))
+    for r in range(len(a)):
+        left[r] = d_left(op, a[r], b[r], v[r])
+        right[r] = d_right(op, a[r], b[r], v[r])
+    return left, right
 
 
 # ---------------------------------------------------------------------------- programs
@@ -810,5 +836,8 @@ def warm_up() -> None:
                   np.array(fixed), jobs, X, target, np.ones(len(target)), settings,
                   fitted_constants, fitted, np.empty((1, len(target))))
     evaluate(ops, args, X, np.ones(2))
+    column = X[:, 0].copy()
+    apply_rows(ADD, column, column)  # the NumPy path of custom operators
+    partials_rows(ADD, column, column, column)
     evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True)
     apply(ADD, 1.0, 1.0)

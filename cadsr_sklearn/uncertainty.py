@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from . import program
+from . import custom_operators, program
 from .expression import Expression
 
 __all__ = ["ConstantUncertainty", "constant_uncertainty"]
@@ -126,7 +126,10 @@ def _fitted_jacobian(expression: Expression, X: np.ndarray, fixed: np.ndarray) -
     """(q, n) ∂f/∂c of the fitted constants at the rows of ``X``; NaN where not finite."""
     ops, args = expression.program
     with np.errstate(all="ignore"):
-        J = program.jacobian(ops, args, X, expression.constants)[~fixed]
+        if custom_operators.has_custom(expression):
+            J = custom_operators.jacobian(expression, X, expression.constants)[~fixed]
+        else:
+            J = program.jacobian(ops, args, X, expression.constants)[~fixed]
         # the compiled Jacobian zeroes non-finite entries (the fit's convention); here a
         # row where the formula is not finite has no gradient
         J[:, ~np.isfinite(expression.evaluate(X))] = np.nan

@@ -1,0 +1,126 @@
+"""Custom operators: registration checks, fitting through them, pickles that carry them."""
+
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import sympy
+from budgets import TINY
+
+from cadsr_sklearn import CADSRRegressor, Expression, Library, Operator, register_operator
+from cadsr_sklearn.constants import ConstantFitter
+from cadsr_sklearn.custom_operators import jacobian, unregister_operator
+
+
+def _gauss(a):
+    return np.exp(-a * a)
+
+
+def _gauss_derivative(a):
+    return -2 * a * np.exp(-a * a)
+
+
+@pytest.fixture
+def gauss():
+    operator = register_operator("gauss", _gauss, _gauss_derivative,
+                                 lambda a: sympy.exp(-a**2))
+    yield operator
+    unregister_operator("gauss")
+
+
+@pytest.fixture
+def hypot():
+    operator = register_operator(
+        "hypot", lambda a, b: np.sqrt(a * a + b * b),
+        (lambda a, b: a / np.sqrt(a * a + b * b), lambda a, b: b / np.sqrt(a * a + b * b)),
+        lambda a, b: sympy.sqrt(a**2 + b**2), display="hypot({}, {})")
+    yield operator
+    unregister_operator("hypot")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(name="sin"), "built-in operator"),
+    (dict(name="x1"), "input variable"),
+    (dict(name="my op"), "identifier"),
+    (dict(function=lambda a: np.sum(a)), "elementwise"),
+    (dict(function=lambda a: np.log(-np.abs(a) - 1), derivative=lambda a: a), "finite at only"),
+    (dict(derivative=lambda a: 2 * a * np.exp(-a * a)), "disagrees with finite differences"),
+    (dict(sympy_function=lambda a: sympy.exp(-a)), "does not compute what"),
+    (dict(derivative=(lambda a: a,)), "a pair of partial derivatives"),
+])
+def test_registration_checks_the_operator(kwargs, message):
+    arguments = dict(name="gauss2", function=_gauss, derivative=_gauss_derivative,
+                     sympy_function=lambda a: sympy.exp(-a**2))
+    with pytest.raises(ValueError, match=message):
+        register_operator(**{**arguments, **kwargs})
+
+
+def test_unknown_names_point_to_registration():
+    with pytest.raises(ValueError, match="register_operator"):
+        CADSRRegressor(unary_operators=("gaussian",)).fit(np.ones((5, 1)), np.arange(5.0))
+
+
+def test_evaluation_and_jacobian_go_through_the_function_and_derivative(gauss, hypot):
+    library = Library(2, ("add", "mul", "hypot"), ("gauss", "sin"))
+    # hypot(gauss(c·x0), sin(x1)) + c, BFS
+    expression = Expression.from_names(["add", "hypot", "c", "gauss", "sin", "mul", "x1", "c",
+                                        "x0"], library, [0.5, 1.3])
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(50, 2))
+    truth = np.sqrt(np.exp(-(1.3 * X[:, 0]) ** 2) ** 2 + np.sin(X[:, 1]) ** 2) + 0.5
+    np.testing.assert_allclose(expression.evaluate(X), truth, rtol=1e-12)
+    J = jacobian(expression, X, expression.constants)
+    for k in range(2):
+        h = np.zeros(2)
+        h[k] = 1e-6
+        numeric = (expression.evaluate(X, expression.constants + h)
+                   - expression.evaluate(X, expression.constants - h)) / 2e-6
+        np.testing.assert_allclose(J[k], numeric, rtol=1e-6, atol=1e-8)
+    assert str(expression.to_sympy()) == "sqrt(sin(x1)**2 + exp(-3.38*x0**2)) + 0.5"
+
+
+def test_constants_are_fitted_through_a_custom_operator(gauss):
+    library = Library(1, ("mul",), ("gauss",))
+    expression = Expression.from_names(["mul", "c", "gauss", "mul", "c", "x0"], library)
+    X = np.linspace(-2, 2, 80)[:, None]
+    y = 2.5 * np.exp(-(1.3 * X[:, 0]) ** 2)
+    (fitted,) = ConstantFitter(X, y, random_state=0, n_jobs=1).fit([expression])
+    np.testing.assert_allclose(np.abs(fitted.constants), [2.5, 1.3], rtol=1e-8)
+
+
+def test_a_search_finds_a_law_written_with_a_custom_operator(gauss):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(150, 1))
+    y = 2.5 * np.exp(-(1.3 * X[:, 0]) ** 2)
+    model = CADSRRegressor(**{**TINY, "n_epochs": 20, "batch_size": 100},
+                           binary_operators=("add", "mul"), unary_operators=("gauss",)).fit(X, y)
+    assert model.stop_reason_ == "tol"
+    assert model.score(X, y) == pytest.approx(1.0)
+    assert "exp" in str(model.expression_)  # the SymPy form of gauss
+    np.testing.assert_allclose(model.export("numpy")(X), model.predict(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="export\\('numpy'\\)"):
+        model.export("c")
+
+
+def test_an_operator_object_works_without_registration_and_the_pickle_carries_it(tmp_path):
+    operator = Operator("bump", lambda a: 1 / (1 + a * a), lambda a: -2 * a / (1 + a * a) ** 2,
+                        lambda a: 1 / (1 + a**2))
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(100, 1))
+    y = 3.0 / (1 + X[:, 0] ** 2)
+    model = CADSRRegressor(**TINY, binary_operators=("mul",), unary_operators=(operator,))
+    model.fit(X, y)
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps(model))
+    np.save(tmp_path / "X.npy", X)
+    script = textwrap.dedent(f"""
+        import pickle, numpy as np
+        model = pickle.loads(open({str(path)!r}, "rb").read())
+        print(repr(model.predict(np.load({str(tmp_path / "X.npy")!r})).tolist()))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    assert eval(done.stdout) == model.predict(X).tolist()
