@@ -237,7 +237,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         τ* and the hall of fame are refitted and rescored on it. The parameters
         that shape the search (operators, policy, reward, constant fitting)
         must stay the same; ``random_state`` is not used again. The state is
-        kept in :attr:`search_state_` (and so in pickles) only when True.
+        kept in :attr:`search_state_` (and so in pickles) only when True, and
+        only when the search stopped by a rule: after Ctrl-C the next fit
+        starts afresh (or from ``checkpoint``).
     checkpoint : str, path or None, default=None
         File the whole search is written to, atomically, every
         ``checkpoint_every`` seconds and when the search stops. If the file

@@ -130,8 +130,7 @@ def _python_function(expression: Expression, feature_names, module: str, header:
             f"    one = {one}\n{columns}    return {body}\n")
 
 
-def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None,
-                     _custom: bool = False) -> str:
+def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None) -> str:
     """Self-contained Python source: ``formula(X)`` with NumPy, X of shape (n, n_features).
 
     The constants are written out at full precision; no warning is raised
@@ -139,12 +138,19 @@ def to_python_source(expression: Expression, feature_names: Sequence[str] | None
     operator has no self-contained source (its function is the user's code):
     ValueError; :func:`to_numpy` exports it.
     """
+    return _python_source(expression, feature_names, custom=False)
+
+
+def _python_source(expression: Expression, feature_names: Sequence[str] | None,
+                   custom: bool) -> str:
+    """:func:`to_python_source`; with ``custom``, custom operators call ``_custom_<name>``,
+    which the caller puts in the namespace the source runs in."""
     reserved = {"X", "y", "np", "formula", "_square", "_cube"}
     names = _names(expression, feature_names, reserved)
     constants = ", ".join(repr(float(v)) for v in expression.constants)
     dialect = _Dialect(module="np.", variable=lambda i, name: name,
                        constant=lambda k, v: f"np.float64({v!r})", one="np.float64(1.0)",
-                       custom=_custom)
+                       custom=custom)
     body = _infix(expression, dialect, names)
     columns = "".join(f"    {name} = X[:, {i}]\n" for i, name in enumerate(names))
     used = ", ".join(names)
@@ -164,7 +170,7 @@ def to_python_source(expression: Expression, feature_names: Sequence[str] | None
 def to_numpy(expression: Expression,
              feature_names: Sequence[str] | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """A NumPy function ``f(X) -> y``: the Python source of :func:`to_python_source`, compiled."""
-    source = to_python_source(expression, feature_names, _custom=True)
+    source = _python_source(expression, feature_names, custom=True)
     namespace: dict = {f"_custom_{op.name}": op.function
                        for op in expression.library.custom_operators}
     exec(compile(source, "<cadsr formula>", "exec"), namespace)  # our own generated source

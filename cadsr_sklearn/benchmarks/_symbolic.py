@@ -107,6 +107,8 @@ def round_floats(
     return expr.xreplace(replacements)
 
 
+# A copy of expression.sympy_complexity: any cadsr_sklearn module runs the package's
+# __init__, which imports .expression and so numba, and the judge's child must not.
 def node_count(expr: sympy.Expr) -> int:
     """Number of nodes in SymPy's preorder traversal of ``expr``."""
     return sum(1 for _ in sympy.preorder_traversal(expr))
