@@ -61,13 +61,19 @@ class ConstantUncertainty:
     @property
     def standard_errors(self) -> np.ndarray:
         """(p,) standard error of each constant: NaN for a fixed one (or with no
-        degrees of freedom), inf for one the data do not determine."""
+        degrees of freedom, or a formula undefined on a training row), inf for
+        one the data do not determine."""
         errors = np.full(len(self.values), np.nan)
         fitted = np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
         errors[~self.fixed] = np.where(self.identifiable, fitted, np.inf)
-        if self.dof <= 0:
+        if not self._estimable:
             errors[~self.fixed] = np.nan
         return errors
+
+    @property
+    def _estimable(self) -> bool:
+        """Whether the residual variance exists: degrees of freedom left, residuals finite."""
+        return self.dof > 0 and bool(np.isfinite(self.residual_variance))
 
     def intervals(self, level: float = 0.95) -> np.ndarray:
         """(p, 2) two-sided confidence intervals at ``level`` (Student's t, n − q dof)."""
@@ -82,8 +88,9 @@ class ConstantUncertainty:
     def prediction_std(self, expression: Expression, X: np.ndarray) -> np.ndarray:
         """(n,) standard error of the fitted mean f(x; ĉ) at the rows of ``X`` (delta method).
 
-        NaN where the formula or its gradient is not finite, and with no degrees
-        of freedom; 0 for a formula without fitted constants.
+        NaN where the formula or its gradient is not finite, and wherever the
+        standard errors of the constants are; 0 for a formula without fitted
+        constants.
         """
         X = np.ascontiguousarray(X, dtype=np.float64)
         if not len(self.covariance):
@@ -92,7 +99,7 @@ class ConstantUncertainty:
         with np.errstate(all="ignore"):
             variance = np.einsum("in,ij,jn->n", g, self.covariance, g)
         std = np.sqrt(np.clip(variance, 0.0, None))
-        if self.dof <= 0:
+        if not self._estimable:
             std[:] = np.nan
         return np.where(np.isfinite(std), std, np.nan)
 

@@ -6,7 +6,7 @@ confidence interval, and ``predict(X, return_std=True)`` gives the standard
 error of the formula's value at new points: relative to the value, small
 inside the data and growing outside it.
 
-Run:  python examples/constant_uncertainty.py    (about 15 s on 2 cores)
+Run:  python examples/constant_uncertainty.py    (a 15 s search)
 """
 
 import os
