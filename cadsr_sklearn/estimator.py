@@ -937,7 +937,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         What is exported is the tree :meth:`predict` evaluates, with its
         constants at full precision and the same order of operations and NaN/inf
         semantics, so each export agrees with ``predict`` to round-off (see
-        :mod:`cadsr_sklearn.export`). Features are in the column order of ``fit``.
+        :mod:`cadsr_sklearn.export`), except that ``predict`` reports a
+        non-finite value as NaN where an export keeps the arithmetic's inf.
+        Features are in the column order of ``fit``. The functions of
+        :mod:`cadsr_sklearn.export` export any :class:`~cadsr_sklearn.Expression`.
 
         Parameters
         ----------

@@ -8,7 +8,10 @@ semantics are the interpreter's plain IEEE ones: ``log`` of a negative number
 and ``sqrt`` of one are NaN, ``1/0`` is inf, a negative base to a non-integer
 power is NaN, and no warning is raised. So every export agrees with ``predict``
 to round-off (the math libraries may differ in the last bit of ``sin`` or
-``exp``).
+``exp``), with one difference kept on purpose: ``predict`` reports every
+non-finite value as NaN ("undefined here"), while an export returns the value
+the arithmetic gives, inf included, as the code it is pasted into would
+compute it.
 
 One code generator (:func:`_infix`) writes the tree for every target; a
 :class:`_Dialect` says how each target spells the operators, the variables and
@@ -94,6 +97,20 @@ def _infix(expression: Expression, dialect: _Dialect, names: Sequence[str]) -> s
     return text[0]
 
 
+def _python_literal(value: float) -> str:
+    """A float64 as Python text that reads back as the same double, inf and NaN included."""
+    return repr(value) if np.isfinite(value) else f"float({str(value)!r})"
+
+
+def _c_literal(value: float) -> str:
+    """A float64 as C99 text that reads back as the same double (math.h's INFINITY, NAN)."""
+    if np.isnan(value):
+        return "NAN"
+    if np.isinf(value):
+        return "INFINITY" if value > 0 else "(-INFINITY)"
+    return f"({value!r})"
+
+
 def _helpers(body: str, helpers: dict[str, str], separator: str) -> str:
     """The definitions of the helper functions ``body`` calls, and only those."""
     return "".join(code + separator for name, code in helpers.items() if f"{name}(" in body)
@@ -147,9 +164,10 @@ def _python_source(expression: Expression, feature_names: Sequence[str] | None,
     which the caller puts in the namespace the source runs in."""
     reserved = {"X", "y", "np", "formula", "_square", "_cube"}
     names = _names(expression, feature_names, reserved)
-    constants = ", ".join(repr(float(v)) for v in expression.constants)
+    constants = ", ".join(_python_literal(float(v)) for v in expression.constants)
     dialect = _Dialect(module="np.", variable=lambda i, name: name,
-                       constant=lambda k, v: f"np.float64({v!r})", one="np.float64(1.0)",
+                       constant=lambda k, v: f"np.float64({_python_literal(v)})",
+                       one="np.float64(1.0)",
                        custom=custom)
     body = _infix(expression, dialect, names)
     columns = "".join(f"    {name} = X[:, {i}]\n" for i, name in enumerate(names))
@@ -263,7 +281,7 @@ def to_c_source(expression: Expression, feature_names: Sequence[str] | None = No
     names = list(feature_names) if feature_names is not None else [f"x{i}" for i in range(n)]
     dialect = _Dialect(
         module="", variable=lambda i, name: f"x[{i}]",
-        constant=lambda k, v: f"({v!r})", one="1.0",
+        constant=lambda k, v: _c_literal(v), one="1.0",
         overrides={"pow": "pow({0}, {1})", "abs": "fabs({0})",
                    "square": "cadsr_square({0})", "cube": "cadsr_cube({0})"},
     )

@@ -27,6 +27,9 @@ FORMULAS = [
     (["exp", "div", "c", "x0"], [-0.3]),
     (["add", "cos", "c", "1"], [0.1]),  # no variable: one value for every row
     (["mul", "pow", "sub", "c", "x0", "x1", "1"], [-2.5]),  # (-2.5)**x0 · (x1 - 1)
+    # non-finite constants are written so that they read back (C: INFINITY, NAN)
+    (["add", "mul", "c", "x0", "c"], [np.inf, -np.inf]),
+    (["sub", "x1", "c"], [np.nan]),
 ]
 
 
@@ -122,10 +125,13 @@ def test_the_estimator_exports_what_it_predicts(X):
     model = CADSRRegressor(**TINY).fit(Xp, y)
     for index in (None, -1):
         expected = model.predict(X, index=index)
-        np.testing.assert_allclose(model.export("numpy", index=index)(X), expected, rtol=1e-10,
-                                   equal_nan=True)
+        exported = model.export("numpy", index=index)(X)
+        # predict reports a non-finite value as NaN; an export keeps the arithmetic's inf
+        assert np.array_equal(np.isfinite(exported), np.isfinite(expected))
+        np.testing.assert_allclose(np.where(np.isfinite(exported), exported, np.nan), expected,
+                                   rtol=1e-10, equal_nan=True)
         module = model.export("torch", index=index)
-        np.testing.assert_allclose(module(torch.as_tensor(X)).detach().numpy(), expected,
+        np.testing.assert_allclose(module(torch.as_tensor(X)).detach().numpy(), exported,
                                    rtol=1e-10, equal_nan=True)
     assert "def formula(X)" in model.export("python")
     assert "double formula(const double *x)" in model.export("c")
