@@ -294,9 +294,14 @@ class ConstantFitter:
 
     def _run(self, jobs: list, keep_outputs: bool):
         """(constants per job, fitted flags, outputs or None) for (expression, starts) jobs."""
-        custom = [j for j, (e, _) in enumerate(jobs) if custom_operators.has_custom(e)]
-        if custom:  # the NumPy path for those (see .custom_operators), compiled for the rest
-            return self._run_split(jobs, custom, keep_outputs)
+        numpy_path = [j for j, (e, _) in enumerate(jobs) if custom_operators.takes_numpy_path(e)]
+        if numpy_path:  # operators numba did not compile: see .custom_operators
+            return self._run_apart(jobs, numpy_path, self._run_numpy, keep_outputs)
+        library = jobs[0][0].library
+        other = [j for j, (e, _) in enumerate(jobs)
+                 if e.library is not library and e.library != library]
+        if other:  # one batch per operator table
+            return self._run_apart(jobs, other, self._run, keep_outputs)
         batch = _Batch.pack([e.program for e, _ in jobs], [starts for _, starts in jobs],
                             [e.fixed for e, _ in jobs])
         n = len(self.target)
@@ -304,40 +309,49 @@ class ConstantFitter:
         fitted = np.zeros(len(jobs), dtype=np.bool_)
         Y = np.empty((len(jobs) if keep_outputs else 0, n))
         errors = run_in_threads(len(jobs), self.n_jobs, lambda share: self._fit_share(
-            batch, share, constants, fitted, Y))
+            batch, share, constants, fitted, Y, library.operator_table))
         self.n_failed_ += sum(errors)
         parts = np.split(constants, batch.const_start[1:-1])
         outputs = list(Y) if keep_outputs else None
         return parts, fitted, outputs
 
-    def _run_split(self, jobs: list, custom: list[int], keep_outputs: bool):
-        """:meth:`_run` for jobs of which those in ``custom`` hold a custom operator."""
-        n, s = len(self.target), self.settings
+    def _run_apart(self, jobs: list, apart: list[int], run_apart, keep_outputs: bool):
+        """:meth:`_run` with the jobs in ``apart`` run by ``run_apart`` (of _run's form)."""
         parts, fitted = [None] * len(jobs), np.zeros(len(jobs), dtype=np.bool_)
         outputs = [None] * len(jobs) if keep_outputs else None
-        compiled = [j for j in range(len(jobs)) if j not in set(custom)]
-        if compiled:
-            c, f, o = self._run([jobs[j] for j in compiled], keep_outputs)
-            for k, j in enumerate(compiled):
+        chosen = set(apart)
+        rest = [j for j in range(len(jobs)) if j not in chosen]
+        for indices, run in ((rest, self._run), (apart, run_apart)):
+            if not indices:
+                continue
+            c, f, o = run([jobs[j] for j in indices], keep_outputs)
+            for k, j in enumerate(indices):
                 parts[j], fitted[j] = c[k], f[k]
                 if keep_outputs:
                     outputs[j] = o[k]
-        for j in custom:
-            expression, starts = jobs[j]
+        return parts, fitted, outputs
+
+    def _run_numpy(self, jobs: list, keep_outputs: bool):
+        """:meth:`_run` on the NumPy path, one job at a time (see .custom_operators)."""
+        n, s = len(self.target), self.settings
+        parts, fitted = [], np.zeros(len(jobs), dtype=np.bool_)
+        outputs = [] if keep_outputs else None
+        for j, (expression, starts) in enumerate(jobs):
             c = custom_operators.fit(expression, self.X, self.target, self.sqrt_w, starts,
                                      s.max_nfev, s.xtol, s.ftol)
             fitted[j] = c is not None
-            parts[j] = c if c is not None else np.full(expression.n_constants, np.nan)
+            parts.append(c if c is not None else np.full(expression.n_constants, np.nan))
             if keep_outputs:
-                outputs[j] = (custom_operators.evaluate(expression, self.X, c) if c is not None
-                              else np.full(n, np.nan))
+                outputs.append(custom_operators.evaluate(expression, self.X, c) if c is not None
+                               else np.full(n, np.nan))
         return parts, fitted, outputs
 
-    def _fit_share(self, batch: _Batch, share: np.ndarray, constants, fitted, Y) -> int:
+    def _fit_share(self, batch: _Batch, share: np.ndarray, constants, fitted, Y,
+                   table: np.ndarray) -> int:
         """Fit the jobs in ``share``; the number that raised (each retried alone, then failed)."""
         arguments = (batch.ops, batch.args, batch.node_start, batch.starts, batch.start_row,
                      batch.const_start, batch.fixed)
-        data = (self.X, self.target, self.sqrt_w, self.settings, constants, fitted, Y)
+        data = (self.X, self.target, self.sqrt_w, self.settings, constants, fitted, Y, table)
         try:
             program.fit_batch(*arguments, share, *data)
             return 0

@@ -9,27 +9,42 @@ the shape of its input and is finite on most of the grid, the derivative agrees
 with central finite differences, and the SymPy form computes what the function
 computes (so that displayed formulas mean what is predicted).
 
-The built-in operators run in compiled kernels (:mod:`.program`); a formula
-that holds a custom operator takes the NumPy path of this module instead: its
-nodes are evaluated one array at a time (the built-in ones still by the
-compiled :func:`~cadsr_sklearn.program.apply`, so their semantics stay
-single-sourced), the Jacobian by reverse mode through the same derivatives,
-and its constants are fitted by SciPy's Levenberg–Marquardt from the constant
-fitter's starting points. Such formulas cost several times more to fit than
-built-in ones; the others are unaffected.
+The operator then runs where the built-in ones do, in the compiled kernels of
+:mod:`.program`: numba compiles the function and its derivative(s) on numbers
+(``float64`` in, ``float64`` out) to C functions, whose addresses the kernels
+receive in the library's operator table (:func:`.program.operator_table`).
+Evaluation, the Jacobian and the Levenberg–Marquardt fit all call those same
+functions, so what is fitted is what is predicted. Numbers the compiled
+functions give must agree with the NumPy ones on the probe grid (to round-off).
+
+A function numba cannot compile (one calling SciPy, say) or whose compiled
+form computes something else still works, on the slower NumPy path of this
+module: a formula holding such an operator is evaluated one array at a time
+(every other node by the compiled :func:`.program.apply_rows`), its Jacobian by
+reverse mode through the same derivatives, and its constants fitted by SciPy's
+Levenberg–Marquardt from the constant fitter's starting points.
+:attr:`Operator.compiled` tells which path an operator takes. A scalar function
+numba compiles but NumPy cannot apply to arrays (``math.erf``) can be given as
+``numba.vectorize(["float64(float64)"])(function)``, which works in both.
 
 A fitted model carries its operators' definitions: pickles hold the functions
-by value (with cloudpickle, which comes with joblib), so a model saved in one process
-predicts in another where the operator was never registered. Refitting there
-needs it registered again (or the :class:`Operator` in the parameters).
+by value (with cloudpickle, which comes with joblib), and numba compiles them
+again where the model is loaded, so a model saved in one process predicts in
+another where the operator was never registered. Refitting there needs it
+registered again (or the :class:`Operator` in the parameters).
 """
 
 from __future__ import annotations
 
+import inspect
+import logging
 import math
+import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
+import numba
 import numpy as np
 import sympy
 from scipy.optimize import least_squares
@@ -38,8 +53,19 @@ from . import program
 
 __all__ = ["Operator", "register_operator", "registered_operator", "unregister_operator"]
 
+logger = logging.getLogger(__name__)
+
 _PROBE = np.linspace(-3.0, 3.0, 121) + 0.0123  # off the integers and 0, where many ops break
 _REGISTRY: dict[str, "Operator"] = {}
+_C_SIGNATURE = "float64(float64, float64)"  # every function, unary ones ignoring b
+
+
+@dataclass(frozen=True)
+class CompiledOperator:
+    """An operator's functions compiled by numba to C functions ``double f(double, double)``."""
+
+    functions: tuple  # numba cfunc objects: they hold the code the addresses point to
+    row: tuple[int, int, int]  # its row of the operator table: value, ∂/∂a, ∂/∂b (0: none)
 
 
 @dataclass(frozen=True, eq=False)
@@ -59,6 +85,12 @@ class Operator:
     display : str, optional
         A format string for readable text, e.g. ``"gauss({})"`` (the default: the name
         applied to the arguments).
+
+    Notes
+    -----
+    :attr:`compiled` holds the functions numba compiled for the kernels, or None for an
+    operator on the NumPy path (see the module docstring). Copies of an operator are the
+    operator itself: it is immutable, and so a ``clone`` keeps what was compiled.
     """
 
     name: str
@@ -83,6 +115,20 @@ class Operator:
 
     def __hash__(self) -> int:
         return hash(self.name)
+
+    def __deepcopy__(self, memo) -> "Operator":
+        return self  # immutable: a copy (scikit-learn's clone) keeps the compiled functions
+
+    @cached_property
+    def compiled(self) -> CompiledOperator | None:
+        """The functions compiled for the kernels, or None when the operator takes the
+        NumPy path (numba cannot compile them, or they compute something else)."""
+        return _compile(self)
+
+    @property
+    def table_row(self) -> tuple[int, int, int]:
+        """The operator's row of :func:`.program.operator_table` (zeros on the NumPy path)."""
+        return self.compiled.row if self.compiled is not None else (0, 0, 0)
 
     def __reduce__(self):
         # By value: the functions are often lambdas or defined in a script's __main__.
@@ -189,6 +235,63 @@ def check_operator(operator: Operator) -> None:
                          "points in [-3, 3]: it cannot fit data there.")
     _check_derivatives(operator, args, values, partials)
     _check_sympy(operator, args, values)
+    operator.compiled  # compiled (or found not to compile) now, not during a search
+
+
+def _compile(operator: Operator) -> CompiledOperator | None:
+    """``operator``'s functions compiled by numba, if it can and they compute what the
+    NumPy ones compute on the probe grid; else None (logged at info level)."""
+    derivatives = operator.derivative if operator.arity == 2 else (operator.derivative,)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # numba's own warnings: the fallback says enough
+            functions = tuple(_c_function(f, operator.arity)
+                              for f in (operator.function, *derivatives))
+    except Exception as err:  # noqa: BLE001 - any reason numba gives means the NumPy path
+        logger.info("operator %r takes the NumPy path: numba cannot compile it (%s)",
+                    operator.name, err)
+        return None
+    addresses = [f.address for f in functions]
+    compiled = CompiledOperator(functions, tuple(addresses + [0] * (3 - len(addresses))))
+    if not _compiled_agrees(operator, compiled):
+        logger.info("operator %r takes the NumPy path: compiled, it computes something else "
+                    "than its NumPy functions", operator.name)
+        return None
+    return compiled
+
+
+def _c_function(function: Callable, arity: int):
+    """``function`` compiled to a C function of two numbers (a unary one ignores the second)."""
+    if inspect.isfunction(function):  # plain Python; ufuncs and jitted ones are called as they are
+        function = numba.njit(error_model="numpy")(function)
+    if arity == 1:
+        def both(a, b):
+            return function(a)
+    else:
+        def both(a, b):
+            return function(a, b)
+    return numba.cfunc(_C_SIGNATURE, error_model="numpy")(both)
+
+
+def _compiled_agrees(operator: Operator, compiled: CompiledOperator) -> bool:
+    """Whether the compiled functions give the NumPy ones' numbers on the probe grid, to
+    round-off (NumPy's vectorised loops and the C library may differ in the last bits)."""
+    args = _probe_arguments(operator.arity)
+    op = program.CUSTOM_BINARY if operator.arity == 2 else program.CUSTOM_UNARY
+    table = program.operator_table([compiled.row])
+    second = args[1] if operator.arity == 2 else np.zeros_like(args[0])
+    values = program.apply_rows(op, args[0], second, table)
+    partials = program.partials_rows(op, args[0], second, values, table)[:operator.arity]
+    with np.errstate(all="ignore"):
+        expected = [operator.values(*args), *operator.partials(*args)]
+    for got, want in zip([values, *partials], expected):
+        finite = np.isfinite(want)
+        if not np.array_equal(np.isfinite(got), finite):
+            return False
+        if np.any(np.abs(got[finite] - want[finite])
+                  > 1e-9 * np.maximum(1.0, np.abs(want[finite]))):
+            return False
+    return True
 
 
 def _probe_arguments(arity: int) -> tuple[np.ndarray, ...]:
@@ -227,7 +330,7 @@ def _check_sympy(operator, args, values) -> None:
     symbols = sympy.symbols("a b")[:operator.arity]
     try:
         expr = sympy.sympify(operator.sympy_function(*symbols))
-        computed = sympy.lambdify(symbols, expr, modules="numpy")
+        computed = sympy.lambdify(symbols, expr, modules=["scipy", "numpy"])  # erf, gamma …
         with np.errstate(all="ignore"):
             shown = np.broadcast_to(np.asarray(computed(*args), dtype=np.complex128),
                                     values.shape)
@@ -244,9 +347,11 @@ def _check_sympy(operator, args, values) -> None:
 
 # -------------------------------------------------------------- the NumPy path
 def node_values(expression, X: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
-    """The value ``(n,)`` of every node of ``expression`` on the rows of ``X``, BFS order."""
+    """The value ``(n,)`` of every node of ``expression`` on the rows of ``X``, BFS order:
+    operators on the NumPy path by their NumPy function, the others by the kernels'."""
     ops, args = expression.program
     custom = expression.library.custom_operators
+    table = expression.library.operator_table
     n = X.shape[0]
     val: list = [None] * len(ops)
     with np.errstate(all="ignore"):
@@ -258,18 +363,22 @@ def node_values(expression, X: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
                 val[i] = np.ones(n)
             elif op == program.CONSTANT:
                 val[i] = np.full(n, c[a])
-            elif op >= program.CUSTOM_UNARY:
+            elif op >= program.CUSTOM_UNARY and custom[op % 100].compiled is None:
                 children = val[a:a + program.arity(op)]
                 val[i] = custom[op % 100].values(*children)
             elif program.arity(op) == 2:
-                val[i] = program.apply_rows(op, val[a], val[a + 1])
+                val[i] = program.apply_rows(op, val[a], val[a + 1], table)
             else:
-                val[i] = program.apply_rows(op, val[a], np.zeros(n))
+                val[i] = program.apply_rows(op, val[a], np.zeros(n), table)
     return val
 
 
 def evaluate(expression, X: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Output ``(n,)`` of ``expression`` at constants ``c`` (BFS order) on the rows of ``X``."""
+    if not takes_numpy_path(expression):
+        ops, args = expression.program
+        return program.evaluate(ops, args, np.ascontiguousarray(X, dtype=np.float64),
+                                np.asarray(c, dtype=np.float64), expression.library.operator_table)
     return np.array(node_values(expression, X, c)[0], dtype=np.float64)
 
 
@@ -279,7 +388,10 @@ def jacobian(expression, X: np.ndarray, c: np.ndarray,
     compiled :func:`~cadsr_sklearn.program.jacobian`). ``values`` are the node values at
     ``c``, when already computed."""
     ops, args = expression.program
-    custom = expression.library.custom_operators
+    custom, table = expression.library.custom_operators, expression.library.operator_table
+    if values is None and not takes_numpy_path(expression):
+        return program.jacobian(ops, args, np.ascontiguousarray(X, dtype=np.float64),
+                                np.asarray(c, dtype=np.float64), table)
     val = node_values(expression, X, c) if values is None else values
     n = X.shape[0]
     J = np.zeros((len(c), n))
@@ -290,14 +402,15 @@ def jacobian(expression, X: np.ndarray, c: np.ndarray,
             op, a, g = int(ops[i]), int(args[i]), adjoint[i]
             if op == program.CONSTANT:
                 J[a] = g
-            elif op >= program.CUSTOM_UNARY:
+            elif op >= program.CUSTOM_UNARY and custom[op % 100].compiled is None:
                 k = program.arity(op)
                 partials = custom[op % 100].partials(*val[a:a + k])
                 for child, partial in zip(range(a, a + k), partials):
                     adjoint[child] = g * partial
             elif op >= program.ADD:
                 right = val[a + 1] if program.arity(op) == 2 else np.zeros(n)
-                left_partial, right_partial = program.partials_rows(op, val[a], right, val[i])
+                left_partial, right_partial = program.partials_rows(op, val[a], right, val[i],
+                                                                    table)
                 adjoint[a] = g * left_partial
                 if program.arity(op) == 2:
                     adjoint[a + 1] = g * right_partial
@@ -346,17 +459,25 @@ def fit(expression, X: np.ndarray, target: np.ndarray, sqrt_w: np.ndarray,
 
 
 def has_custom(expression) -> bool:
-    """Whether ``expression`` holds a custom operator (and so takes the NumPy path)."""
+    """Whether ``expression`` holds a custom operator (and so needs its library's operator
+    table: :func:`evaluate` and :func:`jacobian` of this module pass it)."""
     if not expression.library.custom_operators:
         return False
     ops, _ = expression.program
     return bool(np.any(ops >= program.CUSTOM_UNARY))
 
 
+def takes_numpy_path(expression) -> bool:
+    """Whether ``expression`` holds an operator that numba did not compile."""
+    uncompiled = expression.library.numpy_path_opcodes
+    return bool(uncompiled) and bool(np.isin(expression.program[0], uncompiled).any())
+
+
 def apply_scalar(library, op: int, a: float, b: float) -> float:
-    """The value of operator ``op`` at numbers: :func:`program.apply`, or a custom one's."""
-    if op < program.CUSTOM_UNARY:
-        return program.apply(op, a, b)
+    """The value of operator ``op`` at numbers: :func:`program.apply`, or the NumPy
+    function of one on the NumPy path."""
+    if op < program.CUSTOM_UNARY or library.custom_operators[op % 100].compiled is not None:
+        return program.apply(op, a, b, library.operator_table)
     operator = library.custom_operators[op % 100]
     args = (np.array([a]), np.array([b]))[:operator.arity]
     with np.errstate(all="ignore"):

@@ -87,8 +87,8 @@ def _infix(expression: Expression, dialect: _Dialect, names: Sequence[str]) -> s
             text[i] = dialect.one
         elif token.opcode >= program.CUSTOM_UNARY:
             if not dialect.custom:
-                raise ValueError(f"The formula uses the custom operator {token.name!r}, whose "
-                                 "only implementation is its NumPy function: export it with "
+                raise ValueError(f"The formula uses the custom operator {token.name!r}, which "
+                                 "is defined by its Python function only: export it with "
                                  "export('numpy').")
             text[i] = f"_custom_{token.name}({', '.join(text[c] for c in expression.children(i))})"
         else:

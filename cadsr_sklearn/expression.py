@@ -540,8 +540,10 @@ def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,
     Y = np.empty((len(expressions), X.shape[0]))
     if not expressions:
         return Y
-    custom = [j for j, e in enumerate(expressions) if custom_operators.has_custom(e)]
-    if custom:  # the NumPy path for those, the compiled one for the rest
+    library = expressions[0].library
+    custom = [j for j, e in enumerate(expressions) if custom_operators.takes_numpy_path(e)
+              or (e.library is not library and e.library != library)]
+    if custom:  # one at a time: the NumPy path, or another library's operator table
         for j in custom:
             Y[j] = expressions[j].evaluate(X)
             if stop_at_nonfinite and not np.all(np.isfinite(Y[j])):
@@ -559,5 +561,6 @@ def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,
     const_start = np.concatenate(
         ([0], np.cumsum([e.n_constants for e in expressions]))).astype(np.int64)
     run_in_threads(len(expressions), n_jobs, lambda share: program.evaluate_batch(
-        ops, args, node_start, constants, const_start, X, share, Y, stop_at_nonfinite))
+        ops, args, node_start, constants, const_start, X, share, Y, stop_at_nonfinite,
+        library.operator_table))
     return Y

@@ -22,7 +22,7 @@ import numpy as np
 import sympy
 
 from .custom_operators import Operator, check_operator, registered_operator
-from .program import CONSTANT, CUSTOM_BINARY, CUSTOM_UNARY, ONE, OPCODES, VARIABLE
+from .program import CONSTANT, CUSTOM_BINARY, CUSTOM_UNARY, ONE, OPCODES, VARIABLE, operator_table
 
 __all__ = [
     "Token",
@@ -257,6 +257,13 @@ class Library:
         unary = [self._token(entry, 1, UNARY_OPERATORS, custom) for entry in unary_operators]
         #: The custom operators among the tokens; op code 100 + k (unary) or 200 + k (binary).
         self.custom_operators: tuple[Operator, ...] = tuple(custom)
+        #: Row k: the addresses of custom operator k's compiled functions, which the
+        #: compiled kernels call (see :func:`.program.operator_table`).
+        self.operator_table: np.ndarray = operator_table(op.table_row for op in custom)
+        #: Op codes of the custom operators numba did not compile (they take the NumPy path).
+        self.numpy_path_opcodes: tuple[int, ...] = tuple(
+            t.opcode for t in binary + unary
+            if t.opcode >= CUSTOM_UNARY and custom[t.opcode % 100].compiled is None)
         variables = [
             Token(f"x{i}", 0, VARIABLE, None, f"x{i}", "variable", feature=i)
             for i in range(int(n_features))

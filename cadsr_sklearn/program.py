@@ -11,12 +11,17 @@ walk carries derivatives from the root down.
 This module holds the one implementation of every operator's value
 (:func:`apply`) and partial derivatives (:func:`d_left`, :func:`d_right`); the
 expression's evaluation, the SymPy export's folding of numbers, the reverse-mode
-Jacobian and the Levenberg–Marquardt fit all read them. Everything here is
-compiled by numba (no ``fastmath``, so results are IEEE-exact and what is
-predicted is bit for bit what was scored), releases the GIL, and runs a whole
-fit without a Python call per node or per iteration. Compiled code is cached on
-disk next to this file, or in the user's cache directory where the package is
-read-only.
+Jacobian and the Levenberg–Marquardt fit all read them. A user's operator
+(:mod:`.custom_operators`) is compiled to C functions whose addresses the
+kernels receive in an *operator table* (:func:`operator_table`). A node of
+such an operator takes its own loop over the rows, calling through the table,
+so the loops of the built-in operators hold no call they could not inline and
+run as fast as before, and one compiled (and disk-cached) kernel serves every
+table. Everything here is compiled by numba (no ``fastmath``, so results are
+IEEE-exact and what is predicted is bit for bit what was scored), releases the
+GIL, and runs a whole fit without a Python call per node or per iteration.
+Compiled code is cached on disk next to this file, or in the user's cache
+directory where the package is read-only.
 
 Numerics are float64's, with no protection: ``log(-1)`` is NaN, ``1/0`` is inf,
 ``(-8)**(1/3)`` is NaN.
@@ -29,11 +34,15 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from .positions import first_children
 
-__all__ = ["OPCODES", "LMSettings", "arity", "compile_tokens", "apply", "d_left", "d_right",
-           "evaluate", "evaluate_batch", "node_values", "jacobian", "fit_batch", "warm_up"]
+__all__ = ["OPCODES", "LMSettings", "NO_CUSTOM", "arity", "compile_tokens", "operator_table",
+           "apply", "d_left", "d_right", "evaluate", "evaluate_batch", "node_values", "jacobian",
+           "fit_batch", "warm_up"]
 
 # ---------------------------------------------------------------------------- op codes
 VARIABLE, ONE, CONSTANT = 0, 1, 2
@@ -44,9 +53,11 @@ RELAXED_POW = 8
 SIN, COS, TAN, LOG, SQRT, EXP, SQUARE, CUBE, NEG, INV, TANH, ABS = range(9, 21)
 _FIRST_UNARY = SIN
 #: Op codes of user-registered operators (:mod:`.custom_operators`): 100 + k for a unary
-#: one, 200 + k for a binary one, k its place in the library's ``custom_operators``. The
-#: compiled kernels do not evaluate them (programs holding one take the NumPy path).
+#: one, 200 + k for a binary one, k its place in the library's ``custom_operators`` and
+#: its row in the operator table.
 CUSTOM_UNARY, CUSTOM_BINARY = 100, 200
+#: The operator table of a library without custom operators.
+NO_CUSTOM = np.zeros((0, 3), dtype=np.int64)
 
 #: Operation code of every token name an operator can have.
 OPCODES: dict[str, int] = {
@@ -65,6 +76,13 @@ def arity(op: int) -> int:
     return 2 if ADD <= op < _FIRST_UNARY else 1 if op >= _FIRST_UNARY else 0
 
 
+def operator_table(rows) -> np.ndarray:
+    """The operator table ``(K, 3)`` int64 of custom operators 0 … K−1: per row the
+    addresses of the compiled C functions ``double f(double a, double b)`` computing the
+    value, ∂/∂a and ∂/∂b (0 for a function that is not compiled; the kernels give NaN)."""
+    return np.array(list(rows), dtype=np.int64).reshape(-1, 3)
+
+
 def _jit(**options):
     """numba's njit, cached on disk where a cache can be written, else in memory only."""
     def decorate(function):
@@ -76,9 +94,39 @@ def _jit(**options):
 
 
 # ---------------------------------------------------------------------------- operators
+@intrinsic
+def _call(typingctx, address, a, b):
+    """``f(a, b)`` for the compiled C function ``double f(double, double)`` at ``address``."""
+    signature = types.float64(types.int64, types.float64, types.float64)
+
+    def codegen(context, builder, sig, llvm_args):
+        double = ir.DoubleType()
+        function = builder.inttoptr(llvm_args[0],
+                                    ir.FunctionType(double, [double, double]).as_pointer())
+        return builder.call(function, llvm_args[1:])
+
+    return signature, codegen
+
+
 @_jit()
-def apply(op, a, b):
-    """The value of operator ``op`` at ``a`` (and ``b`` for a binary one)."""
+def _binary(op):
+    """Whether operator ``op`` (not a terminal) takes two children."""
+    return op < _FIRST_UNARY or op >= CUSTOM_BINARY
+
+
+@_jit()
+def _custom(op, which, a, b, table):
+    """Function ``which`` (0 the value, 1 ∂/∂a, 2 ∂/∂b) of custom operator ``op`` at (a, b):
+    NaN where ``table`` has none (a table that is not the program's library's)."""
+    k = op % 100
+    if k >= table.shape[0] or table[k, which] == 0:
+        return math.nan
+    return _call(table[k, which], a, b)
+
+
+@_jit()
+def _apply(op, a, b):
+    """The value of built-in operator ``op`` at ``a`` (and ``b`` for a binary one)."""
     if op == ADD:
         return a + b
     if op == SUB:
@@ -120,7 +168,7 @@ def apply(op, a, b):
 
 
 @_jit()
-def d_left(op, a, b, v):
+def _d_left(op, a, b, v):
     """∂v/∂a of ``v = apply(op, a, b)`` (the only partial of a unary operator)."""
     if op == ADD or op == SUB:
         return 1.0
@@ -162,7 +210,7 @@ def d_left(op, a, b, v):
 
 
 @_jit()
-def d_right(op, a, b, v):
+def _d_right(op, a, b, v):
     """∂v/∂b of ``v = apply(op, a, b)`` for a binary operator."""
     if op == ADD:
         return 1.0
@@ -187,22 +235,51 @@ def d_right(op, a, b, v):
 
 
 @_jit()
-def apply_rows(op, a, b):
-    """:func:`apply` row by row: the value ``(n,)`` of a built-in operator on ``(n,)`` arrays."""
+def _value(op, a, b, table):
+    """The value of any operator ``op``, a custom one's through ``table``."""
+    return _custom(op, 0, a, b, table) if op >= CUSTOM_UNARY else _apply(op, a, b)
+
+
+@_jit()
+def _partials(op, a, b, v, table):
+    """(∂v/∂a, ∂v/∂b) of any operator ``op``, a custom one's through ``table``."""
+    if op >= CUSTOM_UNARY:
+        return _custom(op, 1, a, b, table), _custom(op, 2, a, b, table)
+    return _d_left(op, a, b, v), _d_right(op, a, b, v)
+
+
+def apply(op, a, b, table=NO_CUSTOM):
+    """The value of operator ``op`` at numbers ``a`` (and ``b`` for a binary one); a custom
+    operator's through ``table`` (:func:`operator_table`)."""
+    return _value(op, a, b, table)
+
+
+def d_left(op, a, b, v, table=NO_CUSTOM):
+    """∂v/∂a of ``v = apply(op, a, b)`` at numbers (the only partial of a unary operator)."""
+    return _partials(op, a, b, v, table)[0]
+
+
+def d_right(op, a, b, v, table=NO_CUSTOM):
+    """∂v/∂b of ``v = apply(op, a, b)`` at numbers, for a binary operator."""
+    return _partials(op, a, b, v, table)[1]
+
+
+@_jit()
+def apply_rows(op, a, b, table):
+    """:func:`apply` row by row: the value ``(n,)`` of an operator on ``(n,)`` arrays."""
     out = np.empty(len(a))
     for r in range(len(a)):
-        out[r] = apply(op, a[r], b[r])
+        out[r] = _value(op, a[r], b[r], table)
     return out
 
 
 @_jit()
-def partials_rows(op, a, b, v):
-    """(∂v/∂a, ∂v/∂b) ``(n,)`` each of a built-in operator, row by row (:func:`d_left`,
+def partials_rows(op, a, b, v, table):
+    """(∂v/∂a, ∂v/∂b) ``(n,)`` each of an operator, row by row (:func:`d_left`,
     :func:`d_right`)."""
     left, right = np.empty(len(a)), np.empty(len(a))
     for r in range(len(a)):
-        left[r] = d_left(op, a[r], b[r], v[r])
-        right[r] = d_right(op, a[r], b[r], v[r])
+        left[r], right[r] = _partials(op, a[r], b[r], v[r], table)
     return left, right
 
 
@@ -227,7 +304,7 @@ def compile_tokens(tokens, opcode_of_token: np.ndarray, argument_of_token: np.nd
 
 
 @_jit()
-def _forward(ops, args, X, r0, n, c, val, nodes):
+def _forward(ops, args, X, r0, n, c, val, nodes, table):
     """Values of ``nodes`` (children before parents) on rows r0 … r0+n−1 of ``X``."""
     for i in nodes:
         op = ops[i]
@@ -240,24 +317,29 @@ def _forward(ops, args, X, r0, n, c, val, nodes):
             out[:n] = 1.0
         elif op == CONSTANT:
             out[:n] = c[args[i]]
+        elif op >= CUSTOM_UNARY:  # a loop of its own: see the module docstring
+            left = val[args[i]]
+            right = val[args[i] + 1] if op >= CUSTOM_BINARY else left  # unary ones ignore it
+            for r in range(n):
+                out[r] = _custom(op, 0, left[r], right[r], table)
         elif op < _FIRST_UNARY:
             left, right = val[args[i]], val[args[i] + 1]
             for r in range(n):
-                out[r] = apply(op, left[r], right[r])
+                out[r] = _apply(op, left[r], right[r])
         else:
             left = val[args[i]]
             for r in range(n):
-                out[r] = apply(op, left[r], 0.0)
+                out[r] = _apply(op, left[r], 0.0)
 
 
 @_jit()
-def _evaluate_into(ops, args, X, c, y, val, nodes, stop_at_nonfinite):
+def _evaluate_into(ops, args, X, c, y, val, nodes, stop_at_nonfinite, table):
     """y ← output on every row, block by block; with ``stop_at_nonfinite``, all NaN as soon
     as a block holds a value that is not finite (the rest need not be computed)."""
     S = X.shape[0]
     for r0 in range(0, S, _BLOCK):
         n = min(_BLOCK, S - r0)
-        _forward(ops, args, X, r0, n, c, val, nodes)
+        _forward(ops, args, X, r0, n, c, val, nodes, table)
         y[r0:r0 + n] = val[0, :n]
         if stop_at_nonfinite and not np.all(np.isfinite(val[0, :n])):
             y[:] = np.nan
@@ -265,24 +347,36 @@ def _evaluate_into(ops, args, X, c, y, val, nodes, stop_at_nonfinite):
 
 
 @_jit()
-def evaluate(ops, args, X, c):
-    """Output ``(S,)`` of a program on the rows of ``X`` ``(S, d)`` at constants ``c``."""
+def _evaluate(ops, args, X, c, table):
+    """:func:`evaluate`, compiled."""
     y = np.empty(X.shape[0])
     val = np.empty((len(ops), min(_BLOCK, max(X.shape[0], 1))))
-    _evaluate_into(ops, args, X, c, y, val, np.arange(len(ops) - 1, -1, -1), False)
+    _evaluate_into(ops, args, X, c, y, val, np.arange(len(ops) - 1, -1, -1), False, table)
     return y
 
 
+def evaluate(ops, args, X, c, table=NO_CUSTOM):
+    """Output ``(S,)`` of a program on the rows of ``X`` ``(S, d)`` at constants ``c``;
+    ``table`` is its library's operator table (:func:`operator_table`)."""
+    return _evaluate(ops, args, X, c, table)
+
+
 @_jit()
-def node_values(ops, args, X, c):
-    """Value ``(m, S)`` of every node of a program on the rows of ``X``, root first."""
+def _node_values(ops, args, X, c, table):
+    """:func:`node_values`, compiled."""
     val = np.empty((len(ops), X.shape[0]))
-    _forward(ops, args, X, 0, X.shape[0], c, val, np.arange(len(ops) - 1, -1, -1))
+    _forward(ops, args, X, 0, X.shape[0], c, val, np.arange(len(ops) - 1, -1, -1), table)
     return val
 
 
+def node_values(ops, args, X, c, table=NO_CUSTOM):
+    """Value ``(m, S)`` of every node of a program on the rows of ``X``, root first."""
+    return _node_values(ops, args, X, c, table)
+
+
 @_jit()
-def evaluate_batch(ops, args, node_start, constants, const_start, X, jobs, Y, stop_at_nonfinite):
+def evaluate_batch(ops, args, node_start, constants, const_start, X, jobs, Y, stop_at_nonfinite,
+                   table):
     """Row ``j`` of ``Y`` ``(B, S)`` ← output of program ``j`` for each ``j`` in ``jobs``.
 
     With ``stop_at_nonfinite``, an output that is not finite somewhere is all NaN,
@@ -294,7 +388,8 @@ def evaluate_batch(ops, args, node_start, constants, const_start, X, jobs, Y, st
         o = ops[node_start[j]:node_start[j + 1]].copy()
         p = args[node_start[j]:node_start[j + 1]].copy()
         c = constants[const_start[j]:const_start[j + 1]].copy()
-        _evaluate_into(o, p, X, c, Y[j], val, np.arange(len(o) - 1, -1, -1), stop_at_nonfinite)
+        _evaluate_into(o, p, X, c, Y[j], val, np.arange(len(o) - 1, -1, -1), stop_at_nonfinite,
+                       table)
 
 
 # ---------------------------------------------------------------------------- LM
@@ -343,10 +438,10 @@ def _variant(ops, args, fixed):
         op = ops[i]
         if op == CONSTANT:
             dynamic[i] = not fixed[args[i]]
-        elif op >= _FIRST_UNARY:
-            dynamic[i] = dynamic[args[i]]
-        elif op >= ADD:
+        elif op >= ADD and _binary(op):
             dynamic[i] = dynamic[args[i]] or dynamic[args[i] + 1]
+        elif op >= ADD:
+            dynamic[i] = dynamic[args[i]]
         count += dynamic[i]
     dynamic_nodes = np.empty(count, dtype=np.int64)
     count = 0
@@ -368,7 +463,7 @@ def _relaxed(ops):
 
 
 @_jit()
-def _jacobian(v, args, val, n, sqrt_w, J, adj):
+def _jacobian(v, args, val, n, sqrt_w, J, adj, table):
     """J ``(p, n)`` ← d root / d c (free constants) at the node values ``val``, reverse mode.
 
     Every node has one parent, so each adjoint d root / d node is set once,
@@ -391,17 +486,25 @@ def _jacobian(v, args, val, n, sqrt_w, J, adj):
         elif op >= ADD:
             a = args[i]
             out, left = val[i], val[a]
-            if op < _FIRST_UNARY:
+            if op >= CUSTOM_UNARY:  # a loop of its own: see the module docstring
+                right = val[a + 1] if op >= CUSTOM_BINARY else left  # unary ones ignore it
+                if v.dynamic[a]:
+                    for r in range(n):
+                        adj[a, r] = g[r] * _custom(op, 1, left[r], right[r], table)
+                if op >= CUSTOM_BINARY and v.dynamic[a + 1]:
+                    for r in range(n):
+                        adj[a + 1, r] = g[r] * _custom(op, 2, left[r], right[r], table)
+            elif op < _FIRST_UNARY:
                 right = val[a + 1]
                 if v.dynamic[a]:
                     for r in range(n):
-                        adj[a, r] = g[r] * d_left(op, left[r], right[r], out[r])
+                        adj[a, r] = g[r] * _d_left(op, left[r], right[r], out[r])
                 if v.dynamic[a + 1]:
                     for r in range(n):
-                        adj[a + 1, r] = g[r] * d_right(op, left[r], right[r], out[r])
+                        adj[a + 1, r] = g[r] * _d_right(op, left[r], right[r], out[r])
             else:
                 for r in range(n):
-                    adj[a, r] = g[r] * d_left(op, left[r], 0.0, out[r])
+                    adj[a, r] = g[r] * _d_left(op, left[r], 0.0, out[r])
 
 
 @_jit()
@@ -416,17 +519,22 @@ def _cost(root, target, sqrt_w, resid):
 
 
 @_jit()
-def jacobian(ops, args, X, c):
+def _program_jacobian(ops, args, X, c, table):
+    """:func:`jacobian`, compiled."""
+    n, m, P = X.shape[0], len(ops), len(c)
+    v = _variant(ops, args, np.zeros(P, dtype=np.bool_))
+    val, adj, J = np.empty((m, n)), np.empty((m, n)), np.empty((P, n))
+    _forward(ops, args, X, 0, n, c, val, v.all_nodes, table)
+    _jacobian(v, args, val, n, np.ones(n), J, adj, table)
+    return J
+
+
+def jacobian(ops, args, X, c, table=NO_CUSTOM):
     """d output / d c ``(P, S)`` of a program at constants ``c`` on the rows of ``X``.
 
     Reverse mode, as the fit takes it; entries that are not finite are 0.
     """
-    n, m, P = X.shape[0], len(ops), len(c)
-    v = _variant(ops, args, np.zeros(P, dtype=np.bool_))
-    val, adj, J = np.empty((m, n)), np.empty((m, n)), np.empty((P, n))
-    _forward(ops, args, X, 0, n, c, val, v.all_nodes)
-    _jacobian(v, args, val, n, np.ones(n), J, adj)
-    return J
+    return _program_jacobian(ops, args, X, c, table)
 
 
 @_jit()
@@ -468,6 +576,7 @@ class _Data(NamedTuple):
     adj: np.ndarray  # (m, n) adjoints
     J: np.ndarray  # (P, n)
     resid: np.ndarray  # (2, n)
+    table: np.ndarray  # (K, 3) the library's operator table
 
 
 @_jit()
@@ -488,7 +597,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
     n = len(data.target)
     p = len(v.free)
     cur = 0
-    _forward(v.ops, args, data.X, 0, n, c, data.val[0], v.all_nodes)
+    _forward(v.ops, args, data.X, 0, n, c, data.val[0], v.all_nodes, data.table)
     cost = _cost(data.val[0, 0], data.target, data.sqrt_w, data.resid[0])
     if not math.isfinite(cost):
         return False, cost
@@ -504,7 +613,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
     done = False
     while cost > s.floor and nfev < max_nfev and not done:
         J = data.J[:p]  # (p, n)
-        _jacobian(v, args, data.val[cur], n, data.sqrt_w, J, data.adj)
+        _jacobian(v, args, data.val[cur], n, data.sqrt_w, J, data.adj, data.table)
         A, g = _normal_equations(J, data.resid[cur])  # (p, p), (p,)
         scale = np.empty(p)
         for k in range(p):
@@ -533,7 +642,8 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
             for k in range(p):
                 trial_c[v.free[k]] = c[v.free[k]] + step[k]
             trial = 1 - cur
-            _forward(v.ops, args, data.X, 0, n, trial_c, data.val[trial], v.dynamic_nodes)
+            _forward(v.ops, args, data.X, 0, n, trial_c, data.val[trial], v.dynamic_nodes,
+                     data.table)
             nfev += 1
             cost_new = _cost(data.val[trial, 0], data.target, data.sqrt_w, data.resid[trial])
             if cost_new < cost:  # False for NaN
@@ -600,7 +710,7 @@ def _exponents(ops, args):
 def _negative_bases(ops, args, data, c, bases, numbers, skip):
     """Which exponents (not in ``skip``) sit over a base that is negative on some row at ``c``."""
     n, m = len(data.target), len(ops)
-    _forward(ops, args, data.X, 0, n, c, data.val[0], np.arange(m - 1, -1, -1))
+    _forward(ops, args, data.X, 0, n, c, data.val[0], np.arange(m - 1, -1, -1), data.table)
     negative = np.zeros(len(bases), dtype=np.bool_)
     for e in range(len(bases)):
         if skip[numbers[e]]:
@@ -623,7 +733,7 @@ def _refit_around(ops, args, fixed, data, c, max_nfev, s, y_out):
             return False, cost, c
     else:
         n = len(data.target)
-        _forward(ops, args, data.X, 0, n, c, data.val[0], v.all_nodes)
+        _forward(ops, args, data.X, 0, n, c, data.val[0], v.all_nodes, data.table)
         cost = _cost(data.val[0, 0], data.target, data.sqrt_w, data.resid[0])
         y_out[:] = data.val[0, 0]
     return math.isfinite(cost), cost, c
@@ -779,7 +889,7 @@ def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
 
 @_jit()
 def fit_batch(ops, args, node_start, starts, start_row, const_start, fixed, jobs, X, target,
-              sqrt_w, s, constants, fitted, Y):
+              sqrt_w, s, constants, fitted, Y, table):
     """Fit program ``j`` for each ``j`` in ``jobs``; programs are concatenated.
 
     Program ``j`` is ``ops[node_start[j]:node_start[j+1]]`` (likewise ``args``);
@@ -788,7 +898,8 @@ def fit_batch(ops, args, node_start, starts, start_row, const_start, fixed, jobs
     flags the constants it holds at their starting value. Writes its constants to
     ``constants[const_start[j]:const_start[j+1]]``, whether a fit held to
     ``fitted[j]`` and, if ``Y`` has rows, its output on the fitting rows to
-    ``Y[j]``. Work is independent across ``j``: threads may split ``jobs``.
+    ``Y[j]``. ``table`` is the programs' library's operator table (:func:`operator_table`).
+    Work is independent across ``j``: threads may split ``jobs``.
     """
     n = len(target)
     m_max, P_max = 1, 1
@@ -796,7 +907,7 @@ def fit_batch(ops, args, node_start, starts, start_row, const_start, fixed, jobs
         m_max = max(m_max, node_start[j + 1] - node_start[j])
         P_max = max(P_max, const_start[j + 1] - const_start[j])
     data = _Data(X, target, sqrt_w, np.empty((2, m_max, n)), np.empty((m_max, n)),
-                 np.empty((P_max, n)), np.empty((2, n)))
+                 np.empty((P_max, n)), np.empty((2, n)), table)
     y = np.empty(n)
     for j in jobs:
         P = const_start[j + 1] - const_start[j]
@@ -834,10 +945,11 @@ def warm_up() -> None:
     for fixed in ([False, False], [True, False]):  # every constant free; a literal held
         fit_batch(ops, args, one, np.ones((1, 2)), np.array([0, 1], dtype=np.int64), constants,
                   np.array(fixed), jobs, X, target, np.ones(len(target)), settings,
-                  fitted_constants, fitted, np.empty((1, len(target))))
+                  fitted_constants, fitted, np.empty((1, len(target))), NO_CUSTOM)
     evaluate(ops, args, X, np.ones(2))
     column = X[:, 0].copy()
-    apply_rows(ADD, column, column)  # the NumPy path of custom operators
-    partials_rows(ADD, column, column, column)
-    evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True)
+    apply_rows(ADD, column, column, NO_CUSTOM)  # the NumPy path of custom operators
+    partials_rows(ADD, column, column, column, NO_CUSTOM)
+    evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True,
+                   NO_CUSTOM)
     apply(ADD, 1.0, 1.0)

@@ -1,18 +1,23 @@
 """Custom operators: registration checks, fitting through them, pickles that carry them."""
 
+import copy
 import pickle
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
+import scipy.special
 import sympy
 from budgets import TINY
+from sklearn.base import clone
 
-from cadsr_sklearn import CADSRRegressor, Expression, Library, Operator, register_operator
+from cadsr_sklearn import CADSRRegressor, Expression, Library, Operator, program, register_operator
 from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.custom_operators import jacobian, unregister_operator
+from cadsr_sklearn.custom_operators import (jacobian, node_values, takes_numpy_path,
+                                            unregister_operator)
 
 
 def _gauss(a):
@@ -124,3 +129,80 @@ def test_an_operator_object_works_without_registration_and_the_pickle_carries_it
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           check=True)
     assert eval(done.stdout) == model.predict(X).tolist()
+
+
+def _erf(a):
+    return scipy.special.erf(a)  # numba cannot compile SciPy's ufuncs: the NumPy path
+
+
+def _erf_derivative(a):
+    return 2 / np.sqrt(np.pi) * np.exp(-a * a)
+
+
+@pytest.fixture
+def erf():
+    operator = register_operator("erf", _erf, _erf_derivative, sympy.erf)
+    yield operator
+    unregister_operator("erf")
+
+
+def test_a_compiled_operator_runs_in_the_kernels_without_compiling_them_again(gauss, hypot):
+    assert gauss.compiled is not None and hypot.compiled is not None
+    library = Library(1, ("mul", "hypot"), ("gauss",))
+    assert np.all(library.operator_table[:, :2] != 0) and library.operator_table[1, 2] == 0
+    expression = Expression.from_names(["mul", "c", "hypot", "gauss", "c", "mul", "c", "x0"],
+                                       library, [2.0, 0.3, 1.3])
+    assert not takes_numpy_path(expression)
+    X = np.linspace(-2, 2, 40)[:, None]
+    y = expression.evaluate(X)
+    # every node by the kernels' functions: the NumPy path's walk gives the same bits
+    np.testing.assert_array_equal(node_values(expression, X, expression.constants)[0], y)
+    built_in = Expression.from_names(["mul", "c", "x0"], library)
+    ConstantFitter(X, y, random_state=1, n_jobs=1).fit([built_in])
+    compiled = len(program.fit_batch.signatures)
+    (fitted,) = ConstantFitter(X, y, random_state=1, n_jobs=1).fit(
+        [expression.with_constants([1.0, 1.0, 1.0])])
+    np.testing.assert_allclose(np.abs(fitted.constants), [2.0, 0.3, 1.3], rtol=1e-8)
+    # one compiled kernel serves every operator table: none was compiled for this one
+    assert len(program.fit_batch.signatures) == compiled
+
+
+def test_a_program_given_another_table_gives_nan_not_a_crash(gauss):
+    library = Library(1, ("mul",), ("gauss",))
+    ops, args = Expression.from_names(["gauss", "x0"], library).program
+    X = np.ones((3, 1))
+    assert np.all(np.isnan(program.evaluate(ops, args, X, np.zeros(0))))
+
+
+def test_an_operator_numba_cannot_compile_takes_the_numpy_path(gauss, erf):
+    assert erf.compiled is None
+    library = Library(1, ("mul", "add"), ("gauss", "erf"))
+    # erf(c·x0) + gauss(x0): the NumPy path, gauss still by its compiled function
+    expression = Expression.from_names(["add", "erf", "gauss", "mul", "x0", "c", "x0"],
+                                       library, [1.0])
+    assert takes_numpy_path(expression)
+    X = np.linspace(-2, 2, 60)[:, None]
+    y = scipy.special.erf(1.7 * X[:, 0]) + np.exp(-X[:, 0] ** 2)
+    (fitted,) = ConstantFitter(X, y, random_state=0, n_jobs=1).fit([expression])
+    np.testing.assert_allclose(fitted.constants, [1.7], rtol=1e-8)
+    np.testing.assert_allclose(fitted.evaluate(X), y, rtol=1e-12)
+
+
+def test_numerical_faults_of_a_custom_operator_raise_no_warning():
+    recip = Operator("recip", lambda a: 1 / a, lambda a: -1 / (a * a), lambda a: 1 / a)
+    library = Library(1, ("add",), (recip,))
+    assert recip.compiled is not None
+    expression = Expression.from_names(["recip", "add", "x0", "c"], library)
+    X = np.linspace(-1, 1, 21)[:, None]  # x0 + 1 = 0 at x0 = -1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert np.isinf(expression.evaluate(X)[0])
+        ConstantFitter(X, 1 / (X[:, 0] + 3), random_state=0, n_jobs=1).fit([expression])
+
+
+def test_a_clone_keeps_the_compiled_operator():
+    bump = Operator("bump", lambda a: 1 / (1 + a * a), lambda a: -2 * a / (1 + a * a) ** 2,
+                    lambda a: 1 / (1 + a**2))
+    model = CADSRRegressor(unary_operators=(bump,))
+    assert clone(model).get_params()["unary_operators"][0] is bump
+    assert copy.deepcopy(bump) is bump
