@@ -374,24 +374,18 @@ def node_values(expression, X: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
 
 
 def evaluate(expression, X: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Output ``(n,)`` of ``expression`` at constants ``c`` (BFS order) on the rows of ``X``."""
-    if not takes_numpy_path(expression):
-        ops, args = expression.program
-        return program.evaluate(ops, args, np.ascontiguousarray(X, dtype=np.float64),
-                                np.asarray(c, dtype=np.float64), expression.library.operator_table)
+    """Output ``(n,)`` of ``expression`` at constants ``c`` (BFS order) on the rows of ``X``,
+    on the NumPy path (for a formula :func:`takes_numpy_path`)."""
     return np.array(node_values(expression, X, c)[0], dtype=np.float64)
 
 
 def jacobian(expression, X: np.ndarray, c: np.ndarray,
              values: list[np.ndarray] | None = None) -> np.ndarray:
-    """d output / d c ``(p, n)``, reverse mode; entries that are not finite are 0 (as the
-    compiled :func:`~cadsr_sklearn.program.jacobian`). ``values`` are the node values at
-    ``c``, when already computed."""
+    """d output / d c ``(p, n)`` on the NumPy path, reverse mode; entries that are not
+    finite are 0 (as the compiled :func:`~cadsr_sklearn.program.jacobian`). ``values`` are
+    the node values at ``c``, when already computed."""
     ops, args = expression.program
     custom, table = expression.library.custom_operators, expression.library.operator_table
-    if values is None and not takes_numpy_path(expression):
-        return program.jacobian(ops, args, np.ascontiguousarray(X, dtype=np.float64),
-                                np.asarray(c, dtype=np.float64), table)
     val = node_values(expression, X, c) if values is None else values
     n = X.shape[0]
     J = np.zeros((len(c), n))
@@ -456,15 +450,6 @@ def fit(expression, X: np.ndarray, target: np.ndarray, sqrt_w: np.ndarray,
             best = c.copy()
             best[free] = solution.x
     return best
-
-
-def has_custom(expression) -> bool:
-    """Whether ``expression`` holds a custom operator (and so needs its library's operator
-    table: :func:`evaluate` and :func:`jacobian` of this module pass it)."""
-    if not expression.library.custom_operators:
-        return False
-    ops, _ = expression.program
-    return bool(np.any(ops >= program.CUSTOM_UNARY))
 
 
 def takes_numpy_path(expression) -> bool:

@@ -605,11 +605,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
         def at_stop(search: Search) -> None:
             # the loop's state before pruning and snapping: what goes on from here
-            saved = Checkpoint(__version__, fingerprint, search)
             if writer is not None:
                 writer.write(search)
             if self.warm_start:
-                self.search_state_ = checkpoint.dumps(saved)
+                self.search_state_ = checkpoint.dumps(Checkpoint(__version__, fingerprint, search))
 
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.

@@ -356,9 +356,9 @@ class Expression:
             )
         ops, args = self.program
         c = self._constant_values(constants)
-        if custom_operators.has_custom(self):
+        if custom_operators.takes_numpy_path(self):
             return custom_operators.evaluate(self, X, c)
-        return program.evaluate(ops, args, np.ascontiguousarray(X), c)
+        return program.evaluate(ops, args, np.ascontiguousarray(X), c, self.library.operator_table)
 
     def is_valid_on(self, X: np.ndarray) -> bool:
         """Whether the output is finite on every row of ``X``."""

@@ -133,10 +133,12 @@ def _fitted_jacobian(expression: Expression, X: np.ndarray, fixed: np.ndarray) -
     """(q, n) ∂f/∂c of the fitted constants at the rows of ``X``; NaN where not finite."""
     ops, args = expression.program
     with np.errstate(all="ignore"):
-        if custom_operators.has_custom(expression):
-            J = custom_operators.jacobian(expression, X, expression.constants)[~fixed]
+        if custom_operators.takes_numpy_path(expression):
+            J = custom_operators.jacobian(expression, X, expression.constants)
         else:
-            J = program.jacobian(ops, args, X, expression.constants)[~fixed]
+            J = program.jacobian(ops, args, X, expression.constants,
+                                 expression.library.operator_table)
+        J = J[~fixed]
         # the compiled Jacobian zeroes non-finite entries (the fit's convention); here a
         # row where the formula is not finite has no gradient
         J[:, ~np.isfinite(expression.evaluate(X))] = np.nan
