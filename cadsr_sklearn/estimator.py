@@ -161,7 +161,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         use all rows either way. ``None`` fits every formula on all the rows.
     max_time : float or None, default=None
         Wall-clock budget in seconds; the search stops before an epoch that
-        would overrun it.
+        would overrun it, and pruning and snapping stop at its end. Reporting
+        the front (simplifying its formulas for display) comes after it,
+        typically a fraction of a second.
     max_evaluations : int or None, default=None
         Budget of scored expressions (counted per batch).
     tol : float, default=1e-20

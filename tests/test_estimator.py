@@ -92,8 +92,13 @@ def test_max_evaluations_and_max_time(quadratic):
     assert model.stop_reason_ == "max_evaluations" and model.n_evaluations_ == 600
     start = time.perf_counter()
     model = CADSRRegressor(n_epochs=100000, max_time=1.0, **SMALL).fit(X, y)
+    wall = time.perf_counter() - start
+    longest = float(np.max(np.diff([0.0] + [h["time"] for h in model.history_])))
     assert model.stop_reason_ == "max_time"
-    assert time.perf_counter() - start < 1.1 + 2 * max(h["time"] for h in model.history_[:1])
+    assert model.history_[-1]["time"] <= 1.0 + longest  # the search's own clock
+    # the wall clock also holds the reporting after the budget (simplifying the front's
+    # formulas for display: 0.05-0.25 s here), which max_time does not cover
+    assert wall < 1.5 + 2 * longest
 
 
 def test_patience(quadratic):
