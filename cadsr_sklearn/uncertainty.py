@@ -148,8 +148,12 @@ def _fitted_jacobian(expression: Expression, X: np.ndarray, fixed: np.ndarray) -
 def _scaled_pseudo_inverse(J: np.ndarray, s2: float) -> tuple[np.ndarray, np.ndarray]:
     """s²·(JᵀJ)⁺ and, per constant, whether it lies in the determined directions."""
     finite = np.all(np.isfinite(J), axis=1)
-    _, singular, vt = np.linalg.svd(J[finite], full_matrices=True)
     q = J.shape[1]
+    # Thin SVD: the right singular vectors are all that is needed. The full one would
+    # also build the (rows × rows) left factor: 75 GiB at 100k rows.
+    _, singular, vt = np.linalg.svd(J[finite], full_matrices=False)  # vt (min(n, q), q)
+    if len(vt) < q:  # fewer finite rows than constants: complete the basis of directions
+        vt = _completed_basis(vt, q)
     singular = np.concatenate([singular, np.zeros(q - len(singular))])
     kept = singular > _RCOND * singular[0] if singular[0] > 0 else np.zeros(q, dtype=bool)
     inverse = np.zeros(q)
@@ -159,3 +163,12 @@ def _scaled_pseudo_inverse(J: np.ndarray, s2: float) -> tuple[np.ndarray, np.nda
     free = vt[~kept]  # (q − rank, q)
     identifiable = np.all(np.abs(free) < 1e-8, axis=0) if len(free) else np.ones(q, dtype=bool)
     return covariance, identifiable
+
+
+def _completed_basis(vt: np.ndarray, q: int) -> np.ndarray:
+    """(q, q) orthonormal rows: ``vt``'s (r, q) rows, then the complement's."""
+    if not len(vt):
+        return np.eye(q)
+    # the null space of vt: the last q − r right singular vectors of vt itself (q × q, small)
+    _, _, full = np.linalg.svd(vt, full_matrices=True)
+    return np.vstack([vt, full[len(vt):]])

@@ -8,7 +8,7 @@ is its own. Constants are fitted on a subsample of ``const_fit_samples`` rows;
 only the reward sees every row, so the epoch time should grow far slower than
 the rows. Prints a table and, as its final line, a JSON object.
 
-    python perf/bench_scale.py [--rows 1000 10000 100000] [--max-time 60]
+    python perf/bench_scale.py [--rows 1000 10000 100000 1000000] [--max-time 60]
 """
 
 import argparse
@@ -67,7 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rows", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument("--rows", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
     parser.add_argument("--max-time", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

@@ -141,3 +141,32 @@ def test_a_constant_target_has_a_zero_error():
     model = CADSRRegressor(**TINY).fit(X, np.full(10, 4.2))
     assert model.constants_["std_error"].tolist() == [0.0]
     np.testing.assert_array_equal(model.predict(X, return_std=True)[1], np.zeros(10))
+
+
+def test_memory_of_the_standard_errors_grows_with_the_rows_not_their_square():
+    # A full SVD of the (rows × constants) Jacobian builds a rows × rows factor: 128 MiB at
+    # 4000 rows, 75 GiB at 100k (the crash at the end of a large fit). The thin one needs
+    # a few copies of the Jacobian.
+    import tracemalloc
+
+    n = 4000
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 3, size=(n, 1))
+    y = A * np.exp(B * X[:, 0]) + rng.normal(0, 0.1, n)
+    fitted = _law().with_constants(np.array([A, B]))
+    tracemalloc.start()
+    try:
+        uncertainty = constant_uncertainty(fitted, X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * 2**20 + 20 * n * 8  # n·8 bytes is one column: a few dozen at most
+    assert np.all(np.isfinite(uncertainty.standard_errors))
+
+
+def test_standard_errors_with_fewer_finite_rows_than_constants():
+    # two rows, two constants, one row undefined: one direction determined, one free
+    fitted = _law().with_constants(np.array([A, B]))
+    X = np.array([[1.0], [np.nan]])
+    uncertainty = constant_uncertainty(fitted, X, np.array([1.0, 2.0]))
+    assert uncertainty.covariance.shape == (2, 2)
