@@ -6,13 +6,13 @@ from .expression import Expression
 from .library import Library
 
 __all__ = ["__version__", "CADSRRegressor", "Expression", "Library", "Operator",
-           "register_operator"]
+           "SmallDataWarning", "register_operator"]
 
 
 def __getattr__(name: str):
     # Import the estimator (and torch) on first use, so `import cadsr_sklearn` stays light.
-    if name == "CADSRRegressor":
-        from .estimator import CADSRRegressor
+    if name in ("CADSRRegressor", "SmallDataWarning"):
+        from . import estimator
 
-        return CADSRRegressor
+        return getattr(estimator, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from types import MappingProxyType
 from numbers import Integral, Real
 from typing import Any
@@ -28,12 +29,13 @@ from .policy import Policy
 from .progress import Progress
 from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
-from .scoring import Candidate
+from .scoring import MIN_RESIDUAL_DOF, Candidate, fittable_constants
 from . import checkpoint
 from .checkpoint import Checkpoint, CheckpointWriter, data_fingerprint
 from .search import Search, build_search
+from .selection import RULES, cross_validated_errors, select
 
-__all__ = ["CADSRRegressor"]
+__all__ = ["CADSRRegressor", "SmallDataWarning"]
 
 # Squared errors of targets beyond these scales overflow (or underflow to zero) in
 # float64, so no formula could be scored: such y is rejected with a hint to rescale.
@@ -69,7 +71,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     max_length : int, default=32
         Maximum number of nodes ν of a tree (the paper's "max depth 32").
     max_constants : int, default=10
-        Maximum number of constant tokens in a tree.
+        Maximum number of constant tokens in a tree; never more than the
+        training rows minus 2, so that every formula keeps residual degrees of
+        freedom (one with as many constants as rows passes through any data).
     batch_size : int, default=500
         Expressions per epoch, B. The paper uses 1000; within minutes 500
         recovers more, sooner (more, cheaper epochs; see the tuning guide).
@@ -134,10 +138,18 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     policy : {"grpo", "risk_seeking"}, default="grpo"
         GRPO update (the paper) or the plain rank-weighted risk-seeking policy
         gradient, eq. (12), one step per epoch (the "Drop GRPO" ablation).
-    reward : {"bic", "nrmse", "spl", "tpsr"}, default="bic"
-        Reward: negative BIC (the paper) or the ablation rewards.
+    reward : {"mdl", "bic", "nrmse", "spl", "tpsr"}, default="mdl"
+        Reward R(τ): "mdl", −2 × the formula's minimum description length
+        (the codelength of Exhaustive Symbolic Regression: the fit, each fitted
+        constant stated to the precision the data give it, each node, each
+        literal; see :mod:`cadsr_sklearn.rewards`), which is right for small
+        tables: a formula that interpolates the rows gains nothing by it, and
+        large or unlikely literals (17459/2, π) are not free; "bic", the
+        paper's negative BIC, k ln S − 2 ln p (eq. 10), its large-S limit; or
+        the ablation rewards. Neither has a knob to tune.
     bic_variance : {"mle", "target"}, default="mle"
-        σ² of the BIC's Gaussian likelihood: each expression's own mean squared
+        σ² of the BIC's Gaussian likelihood (``reward="bic"`` only; "mdl"
+        always profiles it): each expression's own mean squared
         residual (the profile likelihood, what BIC means by a fitted Gaussian,
         floored at float64 round-off of the targets) or the variance of the
         training targets (the paper's text). With "target" the data-fit term is
@@ -169,7 +181,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     tol : float, default=1e-20
         Early stop once the best expression's training MSE is at most
         ``tol`` times the variance of the targets (or float64's resolution at the
-        targets' magnitude, if larger): an exact recovery stops at once. Exact
+        targets' magnitude, if larger): an exact recovery stops at once. An
+        exact fit must also leave at least 2 rows beyond its fitted constants
+        (a formula with as many constants as rows fits any data). Exact
         formulas score 1e-32 to 1e-28 here (float64 round-off); a looser
         ``tol`` such as 1e-12 also stops at near-interpolating formulas with
         many constants on small data (20 rows, 10 constants).
@@ -193,14 +207,19 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         they can. A fixed literal is a node but no longer a parameter, so the
         BIC's ``k`` counts it once. Not in the paper; ``False`` keeps every
         constant as fitted (:attr:`unsnapped_expression_` keeps them anyway).
-    model_selection : {"reward", "accuracy", "score"}, default="reward"
+    model_selection : {"reward", "accuracy", "score", "cv"}, default="reward"
         Which formula of the Pareto front :attr:`expression_`,
         :attr:`best_expression_` and ``predict`` use: "reward" τ*, the
         formula of highest reward the search found (the paper's choice), after
         pruning and snapping;
         "accuracy" the one of lowest training loss; "score" PySR's rule, the
         largest drop in log-loss per unit of complexity from the row before,
-        among the formulas whose loss is at most 1.5 times the lowest. Any row
+        among the formulas whose loss is at most 1.5 times the lowest; "cv"
+        the simplest formula whose cross-validated error (constants refitted
+        without the held-out rows: leave-one-out up to 100 rows, else 10
+        folds) is within one standard error of the lowest, reported in the
+        ``cv_loss`` column of ``equations_`` (see
+        :mod:`cadsr_sklearn.selection`); for small tables. Any row
         can be used with ``index=`` in :meth:`predict`, :meth:`sympy` and
         :meth:`latex`.
     simplify : bool, default=True
@@ -363,7 +382,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "arity_prior": ["boolean"],
         "length_prior": [Interval(Real, 1, None, closed="left"), None],
         "policy": [StrOptions({"grpo", "risk_seeking"})],
-        "reward": [StrOptions({"bic", "nrmse", "spl", "tpsr"})],
+        "reward": [StrOptions({"mdl", "bic", "nrmse", "spl", "tpsr"})],
         "bic_variance": [StrOptions({"target", "mle"})],
         "likelihood": [StrOptions({"gaussian", "student_t"})],
         "spl_eta": [Interval(Real, 0, 1, closed="right")],
@@ -376,7 +395,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "patience": [Interval(Integral, 1, None, closed="left"), None],
         "prune": ["boolean"],
         "snap_constants": ["boolean"],
-        "model_selection": [StrOptions({"reward", "accuracy", "score"})],
+        "model_selection": [StrOptions(set(RULES))],
         "simplify": ["boolean"],
         "device": [str, torch.device],
         "n_jobs": [
@@ -423,7 +442,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         arity_prior=True,
         length_prior=12,
         policy="grpo",
-        reward="bic",
+        reward="mdl",
         bic_variance="mle",
         likelihood="gaussian",
         spl_eta=0.99,
@@ -589,6 +608,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if np.ptp(y) == 0:
             return self._fit_constant_target(X, y)
         _check_target_scale(y)
+        _warn_if_small(len(y), self.max_constants)
 
         params = self.get_params()
         fingerprint = data_fingerprint(X, y, sample_weight)
@@ -800,7 +820,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             })
             digits.append(d)
             uncertainties.append(uncertainty)
-        chosen = _select(rows, self.model_selection, best.expression)
+        cv_errors = None
+        if self.model_selection == "cv":
+            cv_errors = cross_validated_errors([r["expression"] for r in rows], X, y,
+                                               sample_weight, self.const_fit_samples)
+            for row, errors in zip(rows, cv_errors):
+                row["cv_loss"] = float(np.mean(errors))
+        best_row = next(i for i, r in enumerate(rows) if r["expression"].key == best.expression.key)
+        chosen = select([r["loss"] for r in rows], [r["complexity"] for r in rows],
+                        self.model_selection, best_row, cv_errors)
         rows[chosen]["selected"] = True
         self._display_digits = digits
         self._uncertainties = uncertainties
@@ -993,6 +1021,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 #: targets' variance; see the tuning guide). ``CADSRRegressor(**PAPER_SETTINGS)``
 #: or :meth:`CADSRRegressor.paper`.
 PAPER_SETTINGS = MappingProxyType(dict(
+    reward="bic",
     batch_size=1000,
     n_epochs=600,
     learning_rate=1e-4,
@@ -1040,23 +1069,6 @@ def _constant_rows(uncertainty: ConstantUncertainty, level: float = 0.95) -> lis
             for k, value in enumerate(uncertainty.values)]
 
 
-def _select(rows: list[dict], rule: str, best: Expression) -> int:
-    """The row of the front that ``model_selection`` picks (see the estimator's docstring)."""
-    if rule == "accuracy":
-        return min(range(len(rows)), key=lambda i: (rows[i]["loss"], i))
-    if rule == "score":
-        floor = 1.5 * min(r["loss"] for r in rows)
-        tiny = np.finfo(float).tiny  # an exact fit's log-loss stays finite
-        scores = [0.0] + [
-            -(math.log(max(b["loss"], tiny)) - math.log(max(a["loss"], tiny)))
-            / (b["complexity"] - a["complexity"])
-            for a, b in zip(rows, rows[1:])
-        ]
-        return max((i for i, r in enumerate(rows) if r["loss"] <= floor),
-                   key=lambda i: (scores[i], -i))
-    return next(i for i, r in enumerate(rows) if r["expression"].key == best.key)
-
-
 def _check_numeric_target(y) -> None:
     """Reject text targets with a message that says what to fix.
 
@@ -1094,6 +1106,31 @@ def _with_numeric_hint(err: ValueError, X) -> ValueError:
         f"{where} not numeric ({err}). CADSR needs numbers: encode categorical columns "
         "(e.g. with sklearn.preprocessing.OneHotEncoder) or drop them."
     )
+
+
+class SmallDataWarning(UserWarning):
+    """The training table is small for the search's settings (see :meth:`CADSRRegressor.fit`)."""
+
+
+#: Rows per fitted constant below which ``fit`` warns that the table is small.
+_ROWS_PER_CONSTANT = 3
+
+
+def _warn_if_small(n_rows: int, max_constants: int) -> None:
+    """Warn, saying what to do, when formulas may hold more constants than the rows can pin."""
+    if n_rows >= _ROWS_PER_CONSTANT * max_constants:
+        return
+    held = fittable_constants(max_constants, n_rows)
+    cap = "" if held == max_constants else (
+        f" (held to {held} here, so that {MIN_RESIDUAL_DOF} rows are left beyond them)")
+    warnings.warn(
+        f"Only {n_rows} rows for a search whose formulas may fit up to {max_constants} "
+        f"constants{cap}: few rows are left to judge a formula by. Read the whole front "
+        "(equations_), not one formula; check the choice on held-out rows with "
+        "model_selection='cv'; set max_constants to about a third of the rows "
+        f"(max_constants={max(1, n_rows // _ROWS_PER_CONSTANT)}) to search only what the "
+        "data can determine; and bring more rows where you can.",
+        SmallDataWarning, stacklevel=4)  # the caller of fit, past sklearn's _fit_context
 
 
 def _check_target_scale(y: np.ndarray) -> None:

@@ -360,6 +360,19 @@ class Expression:
             return custom_operators.evaluate(self, X, c)
         return program.evaluate(ops, args, np.ascontiguousarray(X), c, self.library.operator_table)
 
+    def jacobian(self, X: np.ndarray) -> np.ndarray:
+        """∂output/∂c ``(n_constants, n_samples)`` at the rows of ``X``, BFS order of the constants.
+
+        Reverse mode, the Jacobian the constant fit takes; entries that are not
+        finite are 0 (the fit's convention). Fixed literals have rows too.
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        with np.errstate(all="ignore"):
+            if custom_operators.takes_numpy_path(self):
+                return custom_operators.jacobian(self, X, self.constants)
+            ops, args = self.program
+            return program.jacobian(ops, args, X, self.constants, self.library.operator_table)
+
     def is_valid_on(self, X: np.ndarray) -> bool:
         """Whether the output is finite on every row of ``X``."""
         return bool(np.all(np.isfinite(self.evaluate(X))))

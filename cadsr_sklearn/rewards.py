@@ -17,6 +17,35 @@ Rewards
     k ln S + S ln MSE). The Student-t (``likelihood="student_t"``, ν =
     ``student_t_nu``, default 4) has scale² = σ²(ν − 2)/ν, so that its variance
     is the same σ².
+``"mdl"`` (the default)
+    R(τ) = −2 L(τ), L the minimum description length of the data with the
+    formula, in nats: the codelength of Exhaustive Symbolic Regression
+    (Bartlett, Desmond & Ferreira 2023) with the noise σ² profiled, as the
+    BIC's ``"mle"`` does::
+
+        L(τ) = −ln p(y | θ̂, σ̂)                       fit
+             + Σ_fitted max(0, ½ ln(I_ii / 3) + ln|θ̂_i|)   each fitted constant
+             + nodes · ln V                             the tree, V tokens
+             + Σ_literals codelength(literal)            each fixed literal
+
+    I_ii = Σ_r w̃_r (∂τ(x_r)/∂θ_i)² / σ̂² is the Fisher information of constant
+    i (diagonal: a constant whose effect another repeats pays in full), so
+    ½ ln(I_ii/3) + ln|θ̂_i| = ln(|θ̂_i|/Δ_i) + const is the cost of stating θ̂_i
+    to the precision Δ_i = √(12/I_ii) the data give it; a constant the data
+    cannot determine (Δ_i > |θ̂_i|) costs nothing and gains nothing. A literal
+    costs its :func:`~cadsr_sklearn.simple_numbers.codelength` (ln|p| + ln q
+    for p/q; π and e^(p/q) are not free). Why it is right for small S: with
+    the Gaussian profile likelihood, −ln p = (S/2) ln σ̂² + const, and each
+    fitted constant's cost holds −ln σ̂, so σ̂ enters L as (S − q) ln σ̂: a
+    formula with q fitted constants gains from a smaller residual only
+    through its S − q residual degrees of freedom, and one that interpolates
+    (q → S) gains nothing from fitting to round-off. The BIC's k ln S penalty
+    is the large-S limit of the same codelength, and it falls to nothing per
+    node when S is small. A formula with no residual degree of freedom
+    (q ≥ S) scores ``-inf``. The Fisher information is taken on a subsample
+    of the rows (``information_rows``), scaled to all S. With the Student-t
+    likelihood the constants' information is the Gaussian one (σ² is the
+    Student-t's variance).
 ``"nrmse"``
     DSR's 1 / (1 + NRMSE), NRMSE = RMSE / std(y).
 ``"spl"``
@@ -56,12 +85,14 @@ from math import exp, inf, lgamma, log, pi, sqrt
 import numpy as np
 
 from .expression import Expression
+from .simple_numbers import codelength
 
 __all__ = [
     "REWARDS",
     "Reward",
     "make_reward",
     "bic",
+    "mdl",
     "nrmse_reward",
     "spl_reward",
     "tpsr_reward",
@@ -71,7 +102,7 @@ __all__ = [
 ]
 
 #: Names accepted by :func:`make_reward`.
-REWARDS: tuple[str, ...] = ("bic", "nrmse", "spl", "tpsr")
+REWARDS: tuple[str, ...] = ("mdl", "bic", "nrmse", "spl", "tpsr")
 
 _EPS = float(np.finfo(np.float64).eps)
 _ROUNDOFF = 1024.0  # see "Round-off floor" in the module docstring
@@ -149,11 +180,9 @@ def _finite_or_worst(value: float) -> float:
 
 
 # --------------------------------------------------------------------------- rewards
-def _bic(y_pred, t: _Targets, complexity: int, variance: str, likelihood: str, nu: float) -> float:
-    valid = _valid_mean_square(y_pred, t)
-    if valid is None:
-        return -np.inf
-    r, ms = valid
+def _log_likelihood(r: np.ndarray, ms: float, t: _Targets, variance: str, likelihood: str,
+                    nu: float) -> tuple[float, float]:
+    """(ln p(y | τ), σ²) for residuals ``r`` with weighted mean square ``ms``."""
     S = t.n
     # σ² from the targets, or the expression's own MSE; floored at round-off either way
     sigma2 = t.variance if variance == "target" else max(ms, t.floor)
@@ -166,19 +195,65 @@ def _bic(y_pred, t: _Targets, complexity: int, variance: str, likelihood: str, n
                 quad = float(S)
             else:
                 quad = ms * S / sigma2
-            loglik = -0.5 * (S * log(2.0 * pi * sigma2) + quad)
-        else:  # Student-t with scale chosen so its variance is σ²
-            s2 = sigma2 * (nu - 2.0) / nu
-            # A residual below round-off is indistinguishable from 0: flooring each
-            # r² keeps exact fits from being ranked by their round-off pattern.
-            z = np.maximum(r * r, t.floor) / (nu * s2)
-            if t.w is not None:
-                tail = float(np.dot(t.w, np.log1p(z)))
-            else:
-                tail = float(np.sum(np.log1p(z)))
-            const = lgamma((nu + 1.0) / 2.0) - lgamma(nu / 2.0) - 0.5 * log(nu * pi * s2)
-            loglik = S * const - 0.5 * (nu + 1.0) * tail
-    return _finite_or_worst(-(complexity * log(S) - 2.0 * loglik))
+            return -0.5 * (S * log(2.0 * pi * sigma2) + quad), sigma2
+        # Student-t with scale chosen so its variance is σ²
+        s2 = sigma2 * (nu - 2.0) / nu
+        # A residual below round-off is indistinguishable from 0: flooring each
+        # r² keeps exact fits from being ranked by their round-off pattern.
+        z = np.maximum(r * r, t.floor) / (nu * s2)
+        tail = float(np.dot(t.w, np.log1p(z))) if t.w is not None else float(np.sum(np.log1p(z)))
+        const = lgamma((nu + 1.0) / 2.0) - lgamma(nu / 2.0) - 0.5 * log(nu * pi * s2)
+        return S * const - 0.5 * (nu + 1.0) * tail, sigma2
+
+
+def _bic(y_pred, t: _Targets, complexity: int, variance: str, likelihood: str, nu: float) -> float:
+    valid = _valid_mean_square(y_pred, t)
+    if valid is None:
+        return -np.inf
+    loglik, _ = _log_likelihood(*valid, t, variance, likelihood, nu)
+    return _finite_or_worst(-(complexity * log(t.n) - 2.0 * loglik))
+
+
+@dataclass(frozen=True)
+class _InformationRows:
+    """The rows the Fisher information of the constants is measured on."""
+
+    X: np.ndarray  # (n, d)
+    w: np.ndarray  # (n,) weights with mean 1 over these rows
+
+
+def _information_rows(X, sample_weight, rows) -> _InformationRows:
+    X = np.asarray(X, dtype=np.float64)
+    rows = np.arange(len(X)) if rows is None else np.asarray(rows)
+    w = np.ones(len(rows)) if sample_weight is None else np.asarray(sample_weight)[rows]
+    mean = float(np.mean(w)) if len(w) else 0.0
+    return _InformationRows(np.ascontiguousarray(X[rows]), w / mean if mean > 0 else w)
+
+
+def _mdl(y_pred, t: _Targets, expression: Expression, rows: _InformationRows, likelihood: str,
+         nu: float) -> float:
+    valid = _valid_mean_square(y_pred, t)
+    if valid is None or expression.n_fitted >= t.n:  # no residual degree of freedom
+        return -np.inf
+    loglik, sigma2 = _log_likelihood(*valid, t, "mle", likelihood, nu)
+    description = (-loglik + _constants_codelength(expression, rows, t.n, sigma2)
+                   + len(expression.tokens) * log(len(expression.library))
+                   + sum(codelength(v) for v in expression.constants[expression.fixed]))
+    return _finite_or_worst(-2.0 * description)
+
+
+def _constants_codelength(expression: Expression, rows: _InformationRows, S: int,
+                          sigma2: float) -> float:
+    """Σ max(0, ½ ln(I_ii/3) + ln|θ̂_i|) over the fitted constants (see ``"mdl"``)."""
+    if not expression.n_fitted:
+        return 0.0
+    fitted = ~expression.fixed
+    J = expression.jacobian(rows.X)[fitted]  # (q, n)
+    with np.errstate(all="ignore"):
+        information = S * ((J * J) @ rows.w) / max(len(rows.w), 1) / sigma2  # (q,)
+        cost = 0.5 * np.log(information / 3.0) + np.log(np.abs(expression.constants[fitted]))
+    # undetermined (cost < 0), without effect or zero (−inf, NaN): stated for nothing
+    return float(np.sum(np.where(cost > 0, cost, 0.0)))
 
 
 def _nrmse_reward(y_pred, t: _Targets) -> float:
@@ -236,6 +311,36 @@ def bic(
     return _bic(y_pred, _targets(y, sample_weight), int(complexity), variance, likelihood, nu)
 
 
+def mdl(
+    y_pred: np.ndarray,
+    y: np.ndarray,
+    expression: Expression,
+    X: np.ndarray,
+    *,
+    sample_weight: np.ndarray | None = None,
+    likelihood: str = "gaussian",
+    nu: float = 4.0,
+) -> float:
+    """−2 × the description length L(τ) of ``y`` with ``expression`` (see ``"mdl"`` above).
+
+    Parameters
+    ----------
+    y_pred, y : ndarray of shape (S,)
+        Predictions τ(xᵢ) of ``expression`` at its fitted constants, and targets.
+    expression : Expression
+        The formula, with its fitted constants and fixed literals.
+    X : ndarray of shape (S, n_features)
+        The rows of ``y``: its constants' Fisher information is measured on them.
+    sample_weight : ndarray of shape (S,), optional
+        Frequency-style weights, rescaled to sum to S.
+    likelihood : {"gaussian", "student_t"}
+    nu : float, default=4.0
+    """
+    _check_bic_options("mle", likelihood, nu)
+    rows = _information_rows(X, sample_weight, None)
+    return _mdl(y_pred, _targets(y, sample_weight), expression, rows, likelihood, nu)
+
+
 def nrmse_reward(y_pred, y, *, sample_weight=None) -> float:
     """DSR's 1 / (1 + NRMSE); ``-inf`` for non-finite predictions."""
     return _nrmse_reward(y_pred, _targets(y, sample_weight))
@@ -282,10 +387,12 @@ class Reward:
     Built by :func:`make_reward`; picklable, so it can travel to worker processes.
     """
 
-    def __init__(self, name: str, targets: _Targets, options: dict) -> None:
+    def __init__(self, name: str, targets: _Targets, options: dict,
+                 information_rows: _InformationRows | None = None) -> None:
         self.name = name
         self.targets = targets
         self.options = options
+        self.information_rows = information_rows  # "mdl" only
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
@@ -305,6 +412,8 @@ class Reward:
 
     def __call__(self, y_pred: np.ndarray, expression: Expression) -> float:
         t, o = self.targets, self.options
+        if self.name == "mdl":
+            return _mdl(y_pred, t, expression, self.information_rows, o["likelihood"], o["nu"])
         if self.name == "bic":
             return _bic(y_pred, t, expression.complexity, o["variance"], o["likelihood"], o["nu"])
         if self.name == "nrmse":
@@ -320,6 +429,8 @@ def make_reward(
     name: str,
     y: np.ndarray,
     *,
+    X: np.ndarray | None = None,
+    information_rows: np.ndarray | None = None,
     sample_weight: np.ndarray | None = None,
     bic_variance: str = "mle",
     likelihood: str = "gaussian",
@@ -335,12 +446,19 @@ def make_reward(
 
     Parameters
     ----------
-    name : {"bic", "nrmse", "spl", "tpsr"}
+    name : {"mdl", "bic", "nrmse", "spl", "tpsr"}
     y : ndarray of shape (S,)
         Training targets (all rows, as the rewards are scored on all rows).
+    X : ndarray of shape (S, n_features), optional
+        Training inputs; required by ``"mdl"``, which measures the constants'
+        Fisher information on them.
+    information_rows : ndarray of int, optional
+        The rows of ``X`` the Fisher information is measured on (scaled to all
+        S); all of them by default.
     sample_weight : ndarray of shape (S,), optional
     bic_variance : {"mle", "target"}, default="mle"
-        The estimator's ``bic_variance``.
+        The estimator's ``bic_variance`` (``"bic"`` only: ``"mdl"`` always
+        profiles σ²).
     likelihood : {"gaussian", "student_t"}, default="gaussian"
     student_t_nu : float, default=4.0
     spl_eta : float, default=0.99
@@ -353,7 +471,14 @@ def make_reward(
     if name not in REWARDS:
         raise ValueError(f"Unknown reward {name!r}. Known rewards: {', '.join(REWARDS)}.")
     targets = _targets(y, sample_weight)
-    if name == "bic":
+    rows = None
+    if name == "mdl":
+        if X is None:
+            raise ValueError("The 'mdl' reward needs the training inputs X.")
+        _check_bic_options("mle", likelihood, float(student_t_nu))
+        options = dict(likelihood=likelihood, nu=float(student_t_nu))
+        rows = _information_rows(X, sample_weight, information_rows)
+    elif name == "bic":
         _check_bic_options(bic_variance, likelihood, float(student_t_nu))
         options = dict(variance=bic_variance, likelihood=likelihood, nu=float(student_t_nu))
     elif name == "spl":
@@ -368,7 +493,7 @@ def make_reward(
         options = dict(lam=float(tpsr_lambda), max_length=int(max_length))
     else:
         options = {}
-    return Reward(name, targets, options)
+    return Reward(name, targets, options, rows)
 
 
 # --------------------------------------------------------------------------- rank mapping

@@ -25,7 +25,17 @@ import numpy as np
 from .constants import ConstantFitter, fit_key
 from .expression import Expression, evaluate_many
 
-__all__ = ["Candidate", "HallOfFame", "Scorer"]
+__all__ = ["Candidate", "HallOfFame", "Scorer", "MIN_RESIDUAL_DOF", "fittable_constants"]
+
+#: Rows a formula must have beyond its fitted constants. With fewer, it passes through the
+#: data whatever the law (an interpolant): no fit of it is evidence, and none is exact.
+MIN_RESIDUAL_DOF = 2
+
+
+def fittable_constants(max_constants: int, n_rows: int) -> int:
+    """The constant tokens a sampled formula may hold: ``max_constants``, and at most
+    ``n_rows − MIN_RESIDUAL_DOF``, so that every formula leaves residual degrees of freedom."""
+    return max(0, min(max_constants, n_rows - MIN_RESIDUAL_DOF))
 
 
 @dataclass
@@ -39,6 +49,11 @@ class Candidate:
     @property
     def complexity(self) -> int:
         return self.expression.complexity
+
+    def is_exact(self, exact_loss: float, n_rows: int) -> bool:
+        """Whether it fits ``n_rows`` rows exactly: a training loss at most ``exact_loss``
+        with at least :data:`MIN_RESIDUAL_DOF` rows to spare beyond its fitted constants."""
+        return self.loss <= exact_loss and n_rows - self.expression.n_fitted >= MIN_RESIDUAL_DOF
 
 
 class HallOfFame:

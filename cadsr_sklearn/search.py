@@ -25,7 +25,7 @@ from .policy import Policy
 from .priors import Priors
 from .rewards import make_reward
 from .sampler import Sampler
-from .scoring import HallOfFame, Scorer
+from .scoring import HallOfFame, Scorer, fittable_constants
 from .training import LoopState, SearchResult, TrainingConfig, run_search
 
 __all__ = ["Search", "build_search", "STRUCTURE"]
@@ -153,19 +153,19 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
         ).to(device)
     generator = torch.Generator(device=device).manual_seed(torch_seed)
     constraints = Constraints(library, max_length=params["max_length"],
-                              max_constants=params["max_constants"])
+                              max_constants=fittable_constants(params["max_constants"], len(y)))
     priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"])
     sampler = Sampler(policy, library, constraints, priors)
     fitter = ConstantFitter(X, y, sample_weight=sample_weight,
                             const_fit_samples=params["const_fit_samples"],
                             random_state=np.random.default_rng(numpy_seed),
                             n_jobs=params["n_jobs"])
-    reward = make_reward(params["reward"], y, sample_weight=sample_weight,
-                         bic_variance=params["bic_variance"], likelihood=params["likelihood"],
-                         spl_eta=params["spl_eta"], tpsr_lambda=params["tpsr_lambda"],
-                         max_length=params["max_length"])
     screen = (None if params["const_screen_samples"] is None
               else fitter.screening_fitter(params["const_screen_samples"]))
+    reward = make_reward(params["reward"], y, X=X, information_rows=(screen or fitter).rows_,
+                         sample_weight=sample_weight, bic_variance=params["bic_variance"],
+                         likelihood=params["likelihood"], spl_eta=params["spl_eta"],
+                         tpsr_lambda=params["tpsr_lambda"], max_length=params["max_length"])
     config = TrainingConfig.from_params(params)
     state = LoopState.start(policy)
     scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_refine=2 * config.n_top)

@@ -18,7 +18,15 @@ Integers, fractions p/q with q ≤ 12, multiples p·π/q and p/(q·π) with q in
 
 Each number carries a *cost*, the size of its denominator, plus one for a
 factor π (or 1/π) and two for a power of e: 2 before 5/3, π before π/2, 1/2
-before e.
+before e: the order in which snapping tries them.
+
+What writing a literal down costs the criterion is its :func:`codelength` in
+nats: ln|p| + ln q for p/q, ln 2 more for a minus sign and ln 4 more for the
+family (π·p/q, p/(q·π) or e^(p/q)), the code of Exhaustive Symbolic Regression
+(Bartlett, Desmond & Ferreira 2023) for integers and fractions. 1 costs
+nothing, 1/2 and 2 cost ln 2, π costs ln 4, 17459/2 costs 10.5 nats: a large
+number is not free, and a literal that is no simple number costs the 52 bits of
+a float64 mantissa.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from typing import Iterator, NamedTuple
 
 import sympy
 
-__all__ = ["SimpleNumber", "snap_number", "nearby", "SNAP_RTOL", "MAX_SNAPPED"]
+__all__ = ["SimpleNumber", "snap_number", "nearby", "codelength", "SNAP_RTOL", "MAX_SNAPPED"]
 
 SNAP_RTOL = 1e-10
 """Relative distance within which a constant is taken to be a simple number."""
@@ -120,3 +128,32 @@ def nearby(value: float, rtol: float) -> list[SimpleNumber]:
             if kept is None or number.cost < kept.cost:
                 found[number.value] = number
     return sorted(found.values(), key=lambda n: (n.cost, abs(value - n.value)))
+
+
+#: Nats to write a literal that is no simple number: a float64's 52-bit mantissa.
+FLOAT_CODELENGTH = 52 * math.log(2)
+_FAMILY_CODELENGTH = math.log(4)  # which of p/q, p·π/q, p/(q·π), e^(p/q)
+
+
+def codelength(value: float) -> float:
+    """Nats it takes to write the literal ``value`` down (see the module docstring).
+
+    ``value`` is matched exactly (:func:`snap_number` with ``rtol=0``), as the
+    literals snapping fixes are: 0 and 1 cost nothing, −1, 2 and 1/2 cost ln 2,
+    17459/2 costs ln 17459 + ln 2, π costs ln 4; a value that is no simple
+    number costs :data:`FLOAT_CODELENGTH`.
+    """
+    symbol = snap_number(float(value), rtol=0.0)
+    if symbol is None:
+        return FLOAT_CODELENGTH
+    if symbol == 0:
+        return 0.0
+    family = 0.0
+    if symbol.func is sympy.exp:  # e^(p/q): its exponent carries p and q
+        symbol, family = symbol.args[0], _FAMILY_CODELENGTH
+    else:
+        symbol, factor = symbol.as_coeff_Mul()  # (p/q, π or 1/π), or (p/q, 1)
+        family = 0.0 if factor == 1 else _FAMILY_CODELENGTH
+    p, q = abs(int(symbol.p)), int(symbol.q)
+    sign = math.log(2) if symbol < 0 else 0.0
+    return math.log(p) + math.log(q) + sign + family

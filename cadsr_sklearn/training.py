@@ -241,7 +241,7 @@ def run_search(
         state.optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
     interrupted = False
     try:
-        while not (stop := _stop_reason(config, state, exact_loss)):
+        while not (stop := _stop_reason(config, state, exact_loss, len(scorer.X))):
             record = _epoch(state, policy, sampler, scorer, library, config, generator)
             now = time.perf_counter()
             state.call.last_epoch_seconds = now - start - state.call.seconds
@@ -457,15 +457,18 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dic
     return diagnostics
 
 
-def _stop_reason(config: TrainingConfig, state: LoopState, exact_loss: float) -> str:
+def _stop_reason(config: TrainingConfig, state: LoopState, exact_loss: float,
+                 n_rows: int) -> str:
     """Why the loop stops before its next epoch, or "" to go on.
 
     Checked before every epoch, the first included, so a search continued from
     a checkpoint stops where the uninterrupted one did. The budgets count this
     call (:class:`CallProgress`); patience counts epochs since τ* last changed.
+    "tol" needs an exact fit that is one (:meth:`Candidate.is_exact`: residual
+    degrees of freedom left), not a tiny loss alone.
     """
     best, call = state.best, state.call
-    if best is not None and best.loss <= exact_loss:
+    if best is not None and best.is_exact(exact_loss, n_rows):
         return "tol"
     if config.max_evaluations is not None and call.evaluations >= config.max_evaluations:
         return "max_evaluations"

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from . import custom_operators, program
 from .expression import Expression
 
 __all__ = ["ConstantUncertainty", "constant_uncertainty"]
@@ -131,16 +130,10 @@ def constant_uncertainty(expression: Expression, X: np.ndarray, y: np.ndarray,
 
 def _fitted_jacobian(expression: Expression, X: np.ndarray, fixed: np.ndarray) -> np.ndarray:
     """(q, n) ∂f/∂c of the fitted constants at the rows of ``X``; NaN where not finite."""
-    ops, args = expression.program
+    J = expression.jacobian(X)[~fixed]
     with np.errstate(all="ignore"):
-        if custom_operators.takes_numpy_path(expression):
-            J = custom_operators.jacobian(expression, X, expression.constants)
-        else:
-            J = program.jacobian(ops, args, X, expression.constants,
-                                 expression.library.operator_table)
-        J = J[~fixed]
-        # the compiled Jacobian zeroes non-finite entries (the fit's convention); here a
-        # row where the formula is not finite has no gradient
+        # the Jacobian zeroes non-finite entries (the fit's convention); here a row where
+        # the formula is not finite has no gradient
         J[:, ~np.isfinite(expression.evaluate(X))] = np.nan
     return J
 

@@ -16,6 +16,7 @@ from cadsr_sklearn.rewards import (
     REWARDS,
     bic,
     make_reward,
+    mdl,
     mse,
     nrmse,
     nrmse_reward,
@@ -118,7 +119,7 @@ def test_bic_prefers_simpler_under_noise():
 def test_constant_target_gives_finite_rewards():
     y = np.full(50, 2.0)
     for name in REWARDS:
-        reward = make_reward(name, y)
+        reward = make_reward(name, y, X=X[:50])
         assert np.isfinite(reward(np.full(50, 2.0), SIMPLE))
         assert np.isfinite(reward(np.full(50, 2.5), SIMPLE))
     assert np.isfinite(make_reward("bic", np.zeros(10), bic_variance="mle")(np.zeros(10), SIMPLE))
@@ -127,7 +128,7 @@ def test_constant_target_gives_finite_rewards():
 @pytest.mark.parametrize("name", REWARDS)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e200])
 def test_invalid_predictions_get_minus_inf(name, bad):
-    reward = make_reward(name, Y, bic_variance="mle")
+    reward = make_reward(name, Y, X=X, bic_variance="mle")
     y_pred = Y.copy()
     y_pred[17] = bad
     with warnings.catch_warnings():
@@ -141,9 +142,9 @@ def test_sample_weight_convention():
     rng = np.random.default_rng(4)
     y_pred = Y + 0.1 * rng.standard_normal(Y.shape)
     for name in REWARDS:
-        plain = make_reward(name, Y)(y_pred, BIGGER)
+        plain = make_reward(name, Y, X=X)(y_pred, BIGGER)
         # weights are rescaled to sum to S: any constant weight is no weight
-        assert make_reward(name, Y, sample_weight=np.full(len(Y), 3.0))(y_pred, BIGGER) == (
+        assert make_reward(name, Y, X=X, sample_weight=np.full(len(Y), 3.0))(y_pred, BIGGER) == (
             pytest.approx(plain, rel=1e-12))
     # a zero-weight row does not matter at all
     w = np.ones(len(Y))
@@ -151,7 +152,7 @@ def test_sample_weight_convention():
     moved = y_pred.copy()
     moved[5] += 1e3
     for name in REWARDS:
-        reward = make_reward(name, Y, sample_weight=w)
+        reward = make_reward(name, Y, X=X, sample_weight=w)
         assert reward(moved, BIGGER) == pytest.approx(reward(y_pred, BIGGER), rel=1e-12)
     # weighted Gaussian log-likelihood with σ² = weighted variance
     w = rng.uniform(0.1, 2.0, len(Y))
@@ -279,3 +280,66 @@ def test_rank_weights_rejects_bad_arguments():
         rank_weights(np.zeros(3), 5, 0)
     with pytest.raises(ValueError, match="lam"):
         rank_weights(np.zeros(3), 5, 3, lam=0)
+
+
+# ----------------------------------------------------------------------------- MDL
+def test_mdl_matches_its_codelength():
+    rng = np.random.default_rng(6)
+    law = expr("mul c mul x0 x0", [2.5])  # 5 nodes, one fitted constant
+    y = 2.5 * X[:, 0] ** 2 + 0.1 * rng.standard_normal(len(X))
+    y_pred = law.evaluate(X)
+    S, sigma2 = len(y), np.mean((y_pred - y) ** 2)
+    fit = 0.5 * S * (np.log(2 * np.pi * sigma2) + 1)
+    information = np.sum(X[:, 0] ** 4) / sigma2  # (∂f/∂c)² = x⁴
+    constant = 0.5 * np.log(information / 3) + np.log(2.5)
+    structure = 5 * np.log(len(LIB))
+    expected = -2 * (fit + constant + structure)
+    assert mdl(y_pred, y, law, X) == pytest.approx(expected, rel=1e-12)
+    assert make_reward("mdl", y, X=X)(y_pred, law) == pytest.approx(expected, rel=1e-12)
+    # a literal costs its codelength, not a parameter's precision
+    snapped = law.with_literal(0, 2.5)  # 5/2: ln 5 + ln 2
+    assert mdl(y_pred, y, snapped, X) == pytest.approx(
+        -2 * (fit + structure + np.log(5) + np.log(2)), rel=1e-12)
+
+
+def test_mdl_prefers_the_law_to_an_interpolant_on_six_rows_where_the_bic_does_not():
+    # DanWood-like: y = b1·x^b2 on six rows with 1 % noise; a quartic through them with
+    # five constants fits to round-off and leaves one residual degree of freedom
+    rng = np.random.default_rng(0)
+    x = np.array([1.309, 1.471, 1.490, 1.565, 1.611, 1.680])
+    X6 = x[:, None]
+    y = 0.7689 * x**3.8604 * (1 + 0.01 * rng.standard_normal(6))
+    lib = Library(1, ("add", "mul", "pow"), (), use_constants=True, use_one=False)
+    law = Expression.from_names("mul c pow x0 c".split(), lib, order="prefix")
+    from cadsr_sklearn.constants import ConstantFitter
+
+    (law,) = ConstantFitter(X6, y, random_state=0, n_jobs=1).fit([law])
+    quartic = Expression.from_names(
+        "add c mul x0 add c mul x0 add c mul x0 add c mul x0 c".split(), lib, order="prefix")
+    (quartic,) = ConstantFitter(X6, y, random_state=0, n_jobs=1).fit([quartic])
+    exact = y + 1e-15 * y  # the quartic through the rows, to round-off
+    quartic_pred = quartic.evaluate(X6)
+    assert np.max(np.abs(quartic_pred - y)) < 1e-2 * np.std(y)
+    for name, prefers_law in (("bic", False), ("mdl", True)):
+        reward = make_reward(name, y, X=X6)
+        assert (reward(law.evaluate(X6), law) > reward(exact, quartic)) == prefers_law, name
+
+
+def test_mdl_scores_a_formula_with_as_many_constants_as_rows_minus_inf():
+    law = expr("add c mul c x0", [1.0, 2.0])
+    X2 = X[:2]
+    assert mdl(law.evaluate(X2), law.evaluate(X2), law, X2) == -np.inf
+    assert np.isfinite(mdl(law.evaluate(X[:3]), law.evaluate(X[:3]) + [0, 1e-3, 0], law, X[:3]))
+
+
+def test_mdl_charges_a_base_near_one_the_precision_it_needs():
+    # 0.9996**x and exp(-0.0004*x) are the same function; the base must be stated to
+    # eight digits, the rate to four: the exponential is the shorter description
+    lib = Library(1, ("mul", "pow"), ("exp",), use_constants=True, use_one=False)
+    x = np.linspace(0, 100, 50)[:, None]
+    y = np.exp(-0.0004 * x[:, 0]) + 1e-5 * np.random.default_rng(0).standard_normal(50)
+    base = Expression.from_names("pow c x0".split(), lib, [np.exp(-0.0004)], order="prefix")
+    rate = Expression.from_names("exp mul c x0".split(), lib, [-0.0004], order="prefix")
+    y_pred = base.evaluate(x)
+    np.testing.assert_allclose(rate.evaluate(x), y_pred, rtol=1e-12)
+    assert mdl(y_pred, y, rate, x) > mdl(y_pred, y, base, x)

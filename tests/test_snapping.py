@@ -224,3 +224,16 @@ def test_the_front_keeps_one_row_per_complexity_with_tau_star_in_its_slot():
     front = hof.pareto_front(keep=tau)
     assert [c.complexity for c in front] == sorted({c.complexity for c in front})
     assert tau in front and rival not in front
+
+
+def test_a_literal_costs_its_codelength():
+    from math import log, pi
+
+    from cadsr_sklearn.simple_numbers import FLOAT_CODELENGTH, codelength
+
+    assert codelength(0.0) == codelength(1.0) == 0.0
+    assert codelength(2.0) == codelength(0.5) == codelength(-1.0) == pytest.approx(log(2))
+    assert codelength(17459 / 2) == pytest.approx(log(17459) + log(2))
+    assert codelength(pi) == pytest.approx(log(4))  # which family: π is not free
+    assert codelength(pi / 2) == pytest.approx(log(2) + log(4))
+    assert codelength(0.123456789) == FLOAT_CODELENGTH  # no simple number: a float's bits

@@ -1,0 +1,76 @@
+"""Small tables: no interpolants, honest exact fits, a warning, and cross-validated selection."""
+
+import warnings
+
+import numpy as np
+import pytest
+from budgets import TINY
+
+from cadsr_sklearn import CADSRRegressor, SmallDataWarning
+from cadsr_sklearn.expression import Expression
+from cadsr_sklearn.library import Library
+from cadsr_sklearn.scoring import MIN_RESIDUAL_DOF, Candidate, fittable_constants
+from cadsr_sklearn.selection import cross_validated_errors, select
+
+# NIST StRD DanWood: radiated energy against temperature, certified model y = b1·x**b2
+X6 = np.array([[1.309], [1.471], [1.490], [1.565], [1.611], [1.680]])
+Y6 = np.array([2.138, 3.421, 3.597, 4.340, 4.882, 5.660])
+
+
+def test_formulas_keep_residual_degrees_of_freedom():
+    assert fittable_constants(10, 6) == 4
+    assert fittable_constants(10, 2) == 0
+    assert fittable_constants(3, 1000) == 3
+    with pytest.warns(SmallDataWarning, match="max_constants=2"):
+        model = CADSRRegressor(**{**TINY, "n_epochs": 4}).fit(X6, Y6)
+    for tree in model.equations_["expression"]:
+        assert tree.n_fitted <= len(Y6) - MIN_RESIDUAL_DOF
+
+
+def test_no_warning_when_the_constants_fit_the_table():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SmallDataWarning)
+        CADSRRegressor(**{**TINY, "max_constants": 2}).fit(X6, Y6)
+
+
+def test_an_exact_fit_needs_rows_to_spare():
+    library = Library(1, ("add", "mul"), (), use_constants=True, use_one=False)
+    line = Expression.from_names("add c mul c x0".split(), library, [1.0, 2.0], order="prefix")
+    exact = Candidate(line, reward=0.0, loss=0.0)
+    assert exact.is_exact(exact_loss=1e-30, n_rows=4)
+    assert not exact.is_exact(exact_loss=1e-30, n_rows=3)  # a line through three points?
+    assert not Candidate(line, 0.0, loss=1e-3).is_exact(exact_loss=1e-30, n_rows=100)
+
+
+def test_cross_validation_refits_the_constants_without_the_held_out_row():
+    library = Library(1, ("mul", "pow"), (), use_constants=True, use_one=False)
+    power = Expression.from_names("mul c pow x0 c".split(), library, [0.7689, 3.8604],
+                                  order="prefix")
+    errors = cross_validated_errors([power], X6, Y6)
+    assert errors.shape == (1, 6)
+    # each held-out error is that of the constants refitted on the other five rows
+    from cadsr_sklearn.constants import ConstantFitter
+
+    kept = np.arange(6) != 2
+    fitter = ConstantFitter(X6[kept], Y6[kept], random_state=0, n_jobs=1)
+    (refit,) = fitter.fit([power], warm_start=True, fresh_starts=False)
+    assert errors[0, 2] == pytest.approx((refit.evaluate(X6[2:3])[0] - Y6[2]) ** 2)
+    # leaving a row out costs accuracy: the held-out error exceeds the training error
+    assert errors.mean() > np.mean((power.evaluate(X6) - Y6) ** 2)
+
+
+def test_the_one_standard_error_rule_takes_the_simplest_row_within_reach():
+    errors = np.array([[9.0, 9.0, 9.0, 9.0],     # simple and poor
+                       [1.0, 1.4, 0.6, 1.0],     # within one standard error of the best
+                       [0.5, 1.3, 0.6, 1.2],     # the lowest mean, 0.9 ± 0.2
+                       [np.inf, 1, 1, 1]])       # undefined on a held-out row
+    assert select([3.0, 1.0, 0.5, 0.1], [2, 4, 6, 8], "cv", best=3, cv_errors=errors) == 1
+
+
+def test_model_selection_cv_reports_the_held_out_loss():
+    model = CADSRRegressor(**{**TINY, "max_constants": 2, "model_selection": "cv"}).fit(X6, Y6)
+    table = model.equations_
+    chosen = int(np.flatnonzero(table["selected"])[0])
+    assert np.all(table["cv_loss"] >= 0)
+    assert table["cv_loss"][chosen] <= table["cv_loss"].min() * 10  # within reach of the best
+    np.testing.assert_array_equal(model.predict(X6), table["expression"][chosen].evaluate(X6))
