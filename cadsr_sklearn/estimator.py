@@ -138,18 +138,26 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     policy : {"grpo", "risk_seeking"}, default="grpo"
         GRPO update (the paper) or the plain rank-weighted risk-seeking policy
         gradient, eq. (12), one step per epoch (the "Drop GRPO" ablation).
-    reward : {"mdl", "bic", "nrmse", "spl", "tpsr"}, default="mdl"
-        Reward R(τ): "mdl", −2 × the formula's minimum description length
-        (the codelength of Exhaustive Symbolic Regression: the fit, each fitted
-        constant stated to the precision the data give it, each node, each
-        literal; see :mod:`cadsr_sklearn.rewards`), which is right for small
-        tables: a formula that interpolates the rows gains nothing by it, and
-        large or unlikely literals (17459/2, π) are not free; "bic", the
-        paper's negative BIC, k ln S − 2 ln p (eq. 10), its large-S limit; or
-        the ablation rewards. Neither has a knob to tune.
+    reward : {"bic", "mdl", "nrmse", "spl", "tpsr"}, default="bic"
+        Reward R(τ) that ranks each batch for the policy update: the paper's
+        negative BIC, k ln S − 2 ln p (eq. 10); the description length (see
+        ``criterion``); or the ablation rewards.
+    criterion : {"mdl", "reward"}, default="mdl"
+        What judges the answer: τ* (the best formula seen), the hall of fame
+        behind ``equations_``, pruning and snapping. "mdl" is −2 × the
+        formula's minimum description length (the codelength of Exhaustive
+        Symbolic Regression: the fit, each fitted constant stated to the
+        precision the data give it, each node, each literal; see
+        :mod:`cadsr_sklearn.rewards`), right on small tables: a formula that
+        interpolates the rows gains nothing by it, and large or unlikely
+        literals (17459/2, π) are not free; the BIC is its large-S limit and
+        has no such protection. "reward" judges by the reward too (the paper).
+        Neither has a knob to tune. The search itself ranks by the reward,
+        whose lenience on constants lets the policy reach long laws sooner
+        (see the user guide).
     bic_variance : {"mle", "target"}, default="mle"
-        σ² of the BIC's Gaussian likelihood (``reward="bic"`` only; "mdl"
-        always profiles it): each expression's own mean squared
+        σ² of the BIC's Gaussian likelihood (the BIC only: the description
+        length always profiles it): each expression's own mean squared
         residual (the profile likelihood, what BIC means by a fitted Gaussian,
         floored at float64 round-off of the targets) or the variance of the
         training targets (the paper's text). With "target" the data-fit term is
@@ -383,6 +391,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "length_prior": [Interval(Real, 1, None, closed="left"), None],
         "policy": [StrOptions({"grpo", "risk_seeking"})],
         "reward": [StrOptions({"mdl", "bic", "nrmse", "spl", "tpsr"})],
+        "criterion": [StrOptions({"mdl", "reward"})],
         "bic_variance": [StrOptions({"target", "mle"})],
         "likelihood": [StrOptions({"gaussian", "student_t"})],
         "spl_eta": [Interval(Real, 0, 1, closed="right")],
@@ -442,7 +451,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         arity_prior=True,
         length_prior=12,
         policy="grpo",
-        reward="mdl",
+        reward="bic",
+        criterion="mdl",
         bic_variance="mle",
         likelihood="gaussian",
         spl_eta=0.99,
@@ -495,6 +505,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.length_prior = length_prior
         self.policy = policy
         self.reward = reward
+        self.criterion = criterion
         self.bic_variance = bic_variance
         self.likelihood = likelihood
         self.spl_eta = spl_eta
@@ -812,6 +823,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                 "loss": c.loss,
                 "r2": r2_from_loss(c.loss, self.y_variance_),
                 "reward": c.reward,
+                "criterion": c.criterion,
                 "equation": equation,
                 "formula": str(round_floats(equation, d)),
                 "constant_errors": tuple(uncertainty.standard_errors.tolist()),
@@ -1021,7 +1033,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 #: targets' variance; see the tuning guide). ``CADSRRegressor(**PAPER_SETTINGS)``
 #: or :meth:`CADSRRegressor.paper`.
 PAPER_SETTINGS = MappingProxyType(dict(
-    reward="bic",
+    criterion="reward",
     batch_size=1000,
     n_epochs=600,
     learning_rate=1e-4,

@@ -296,18 +296,23 @@ def plot_learning_curve(model, y=None) -> "Figure":
         )
         return fig
     epoch = np.array([h["epoch"] for h in history]) + 1
-    best = np.array([h["best_reward"] for h in history], dtype=float)
+    # τ* is chosen by the criterion (older fits: by the reward, and history has no criterion)
+    key = "best_criterion" if "best_criterion" in history[0] else "best_reward"
+    best = np.array([h[key] for h in history], dtype=float)
     # epochs where τ* changed: a new best expression was found
     improved = np.flatnonzero(np.r_[True, best[1:] != best[:-1]] & np.isfinite(best))
 
     ax = axes[0]
     ax.plot(
-        epoch, best, color=_LINE, linewidth=2, drawstyle="steps-post", label="best reward so far"
+        epoch, best, color=_LINE, linewidth=2, drawstyle="steps-post", label="best so far"
     )
     ax.plot(
         epoch[improved], best[improved], "o", color=_LINE, markersize=4, label="new best expression"
     )
-    ax.set_ylabel(f"reward ({getattr(model, 'reward', 'bic')})")
+    judge = getattr(model, "criterion", "reward")
+    if judge == "reward" or key == "best_reward":
+        judge = getattr(model, "reward", "bic")
+    ax.set_ylabel(f"τ* by {judge}")
     ax.set_title("Learning curve")
     ax.grid(True, alpha=0.3)
     ax.margins(y=0.12)

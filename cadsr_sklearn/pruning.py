@@ -89,7 +89,7 @@ def prune(
                 out_of_time = True
                 break
             for cand in score(edits[i:i + _CHUNK]):
-                if cand.loss <= max_loss and cand.reward > leader.reward:
+                if cand.loss <= max_loss and cand.criterion > leader.criterion:
                     leader = cand
         if leader is current or out_of_time:
             return leader

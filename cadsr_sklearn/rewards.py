@@ -17,7 +17,7 @@ Rewards
     k ln S + S ln MSE). The Student-t (``likelihood="student_t"``, ν =
     ``student_t_nu``, default 4) has scale² = σ²(ν − 2)/ν, so that its variance
     is the same σ².
-``"mdl"`` (the default)
+``"mdl"`` (the estimator's default ``criterion``)
     R(τ) = −2 L(τ), L the minimum description length of the data with the
     formula, in nats: the codelength of Exhaustive Symbolic Regression
     (Bartlett, Desmond & Ferreira 2023) with the noise σ² profiled, as the

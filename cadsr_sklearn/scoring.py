@@ -1,12 +1,16 @@
 """Scored candidates: what the search, pruning and snapping share.
 
 A :class:`Candidate` is an expression with its fitted constants, its reward
-R(τ) and its training loss. The :class:`Scorer` makes them: it fits the
-constants of each sampled expression (Levenberg–Marquardt,
-:mod:`cadsr_sklearn.constants`), evaluates it on the training rows and scores
-it with the reward (:mod:`cadsr_sklearn.rewards`), caching by key, so that an
-expression sampled again costs nothing. The :class:`HallOfFame` keeps the best
-candidate at each complexity; its Pareto front is what users choose from.
+R(τ), its *criterion* and its training loss. The reward ranks a batch for the
+policy update (the paper's BIC by default); the criterion judges the answer —
+τ*, the hall of fame, pruning and snapping — and is by default the description
+length, which stays right on small tables where the BIC is not (see
+:mod:`cadsr_sklearn.rewards`); without one it is the reward. The
+:class:`Scorer` makes candidates: it fits the constants of each sampled
+expression (Levenberg–Marquardt, :mod:`cadsr_sklearn.constants`), evaluates it
+on the training rows and scores it, caching by key, so that an expression
+sampled again costs nothing. The :class:`HallOfFame` keeps the best candidate
+at each complexity by the criterion; its Pareto front is what users choose from.
 
 The epoch loop (:mod:`cadsr_sklearn.training`) scores each batch with a
 :class:`Scorer`; pruning (:mod:`cadsr_sklearn.pruning`) and snapping
@@ -43,8 +47,13 @@ class Candidate:
     """A scored expression."""
 
     expression: Expression
-    reward: float
+    reward: float  # R(τ), what the policy update ranks
     loss: float  # training mean squared error
+    criterion: float | None = None  # what judges the answer; the reward when None
+
+    def __post_init__(self) -> None:
+        if self.criterion is None:
+            self.criterion = self.reward
 
     @property
     def complexity(self) -> int:
@@ -59,9 +68,9 @@ class Candidate:
 class HallOfFame:
     """Best expression at each complexity; its Pareto front is what users choose from.
 
-    Within a complexity the highest reward wins, first come first kept, the same
-    rule that picks τ*: so τ* always holds its slot, even when another form of it
-    differs only by round-off in the loss.
+    Within a complexity the highest criterion wins, first come first kept, the
+    same rule that picks τ*: so τ* always holds its slot, even when another form
+    of it differs only by round-off in the loss.
     """
 
     def __init__(self) -> None:
@@ -69,10 +78,10 @@ class HallOfFame:
 
     def update(self, candidates: list[Candidate]) -> None:
         for cand in candidates:
-            if not math.isfinite(cand.reward):
+            if not math.isfinite(cand.criterion):
                 continue
             best = self.by_complexity.get(cand.complexity)
-            if best is None or cand.reward > best.reward:
+            if best is None or cand.criterion > best.criterion:
                 self.by_complexity[cand.complexity] = cand
 
     def pareto_front(self, keep: Candidate | None = None) -> list[Candidate]:
@@ -113,8 +122,10 @@ class Scorer:
     """
 
     def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
-                 screen: ConstantFitter | None = None, n_refine: int = 0):
+                 screen: ConstantFitter | None = None, n_refine: int = 0,
+                 criterion: Callable | None = None):
         self.fitter, self.reward, self.loss = fitter, reward, loss
+        self.criterion = criterion  # None: the reward judges the answer too
         self.screen, self.n_refine = screen, n_refine
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.cache: dict[tuple, Candidate] = {}
@@ -130,7 +141,7 @@ class Scorer:
         # and tuples of bytes and floats pickle ten times faster than Candidates.
         state = dict(self.__dict__)
         state["cache"] = [(c.expression.tokens, c.expression.constants.tobytes(),
-                           c.expression.fixed.tobytes(), c.reward, c.loss)
+                           c.expression.fixed.tobytes(), c.reward, c.loss, c.criterion)
                           for c in self.cache.values()]
         state["library"] = next((c.expression.library for c in self.cache.values()), None)
         return state
@@ -139,10 +150,10 @@ class Scorer:
         library, packed = state.pop("library"), state.pop("cache")
         self.__dict__.update(state)
         self.cache = {}
-        for tokens, constants, fixed, reward, loss in packed:
+        for tokens, constants, fixed, reward, loss, criterion in packed:
             expression = Expression(tokens, library, np.frombuffer(constants).copy(),
                                     np.frombuffer(fixed, dtype=bool).copy())
-            self.cache[expression.key] = Candidate(expression, reward, loss)
+            self.cache[expression.key] = Candidate(expression, reward, loss, criterion)
 
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
@@ -230,4 +241,5 @@ class Scorer:
     def _candidate(self, expr: Expression, y_pred: np.ndarray) -> Candidate:
         if not np.all(np.isfinite(y_pred)):
             return Candidate(expr, -math.inf, math.inf)
-        return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred))
+        criterion = None if self.criterion is None else self.criterion(y_pred, expr)
+        return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred), criterion)

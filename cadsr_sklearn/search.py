@@ -38,8 +38,8 @@ STRUCTURE = (
     "binary_operators", "unary_operators", "use_constants", "use_one", "max_length",
     "embedding_dim", "dct_dim", "n_layers", "n_heads", "ff_dim", "attention",
     "position_encoding", "embedding_std", "parent_sibling", "max_constants", "arity_prior",
-    "length_prior", "const_fit_samples", "const_screen_samples", "reward", "bic_variance",
-    "likelihood", "spl_eta", "tpsr_lambda",
+    "length_prior", "const_fit_samples", "const_screen_samples", "reward", "criterion",
+    "bic_variance", "likelihood", "spl_eta", "tpsr_lambda",
 )
 
 
@@ -121,8 +121,8 @@ class Search:
                         if math.isfinite(rescored[c.expression.key].reward)]
         state.hall_of_fame = HallOfFame()
         state.hall_of_fame.update(list(rescored.values()))
-        finite = [c for c in rescored.values() if math.isfinite(c.reward)]
-        state.best = max(finite, key=lambda c: c.reward, default=None)
+        finite = [c for c in rescored.values() if math.isfinite(c.criterion)]
+        state.best = max(finite, key=lambda c: c.criterion, default=None)
 
 
 def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
@@ -162,13 +162,18 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                             n_jobs=params["n_jobs"])
     screen = (None if params["const_screen_samples"] is None
               else fitter.screening_fitter(params["const_screen_samples"]))
-    reward = make_reward(params["reward"], y, X=X, information_rows=(screen or fitter).rows_,
+    information_rows = (screen or fitter).rows_  # where the description length's Fisher is taken
+    reward = make_reward(params["reward"], y, X=X, information_rows=information_rows,
                          sample_weight=sample_weight, bic_variance=params["bic_variance"],
                          likelihood=params["likelihood"], spl_eta=params["spl_eta"],
                          tpsr_lambda=params["tpsr_lambda"], max_length=params["max_length"])
+    criterion = (None if params["criterion"] == "reward" or params["criterion"] == params["reward"]
+                 else make_reward(params["criterion"], y, X=X, information_rows=information_rows,
+                                  sample_weight=sample_weight, likelihood=params["likelihood"]))
     config = TrainingConfig.from_params(params)
     state = LoopState.start(policy)
-    scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_refine=2 * config.n_top)
+    scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_refine=2 * config.n_top,
+                    criterion=criterion)
     y_mean = np.average(y, weights=sample_weight)
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
     exact_loss = _exact_loss(params["tol"], y_variance, reward.floor)

@@ -113,9 +113,9 @@ def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candi
     # Trials are in order of simplicity within each constant: the first that raises
     # the reward is that constant's snap.
     for k, cand in zip(owners, score(trials) if trials else []):
-        if k in snapped or not (cand.loss <= max_loss and cand.reward > current.reward):
+        if k in snapped or not (cand.loss <= max_loss and cand.criterion > current.criterion):
             continue
         snapped.add(k)
-        if leader is None or cand.reward > leader.reward:
+        if leader is None or cand.criterion > leader.criterion:
             leader = cand
     return leader

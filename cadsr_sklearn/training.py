@@ -4,14 +4,16 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
 
 1. θ_old ← θ; every ``G`` epochs θ_ref ← θ.
 2. Sample B unique expressions (appendix Algorithm 1), fit their constants
-   (Levenberg–Marquardt) and score them with the reward (BIC, eq. 10).
+   (Levenberg–Marquardt) and score them with the reward (BIC, eq. 10) and
+   the criterion that judges the answer (the description length by default).
 3. Keep the top α % of the batch and merge it with the replay buffer of the
    historically best expressions (deduplicated by key).
 4. Map rewards to ranks, eq. (11): f(τ) = λ·ReLU(1 − #{τ' : R(τ') > R(τ)} / (αB/100)).
 5. Take ``C`` Adam steps on the GRPO objective, eq. (13): the clipped ratio
    against the sampling policy θ_old, minus β·KL to the reference policy, plus
    the entropy bonus λ_H·H.
-6. Update the best expression τ*, the hall of fame and the replay buffer.
+6. Update the best expression τ* (the highest criterion seen), the hall of
+   fame and the replay buffer (the highest rewards).
 
 When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
 node-removing edits that raise its reward are applied greedily. Then the
@@ -300,14 +302,17 @@ def _epoch(state: LoopState, policy: Policy, sampler: Sampler, scorer: Scorer, l
         diagnostics = _policy_update(policy, state.ref_policy, state.optimizer, train_batch, w,
                                      config)
 
-        # 6. τ*, replay buffer (top αB/100 of the merged set)
+        # 6. replay buffer: top αB/100 of the merged set by reward
         order = np.argsort(-merged_rewards, kind="stable")
         replay = [members[i] for i in order[: config.n_top]]
-        leader = members[int(order[0])]
-        if state.best is None or leader.reward > state.best.reward:
-            state.best = leader
-            state.last_improvement = epoch
     state.replay = replay
+    # τ*: the highest criterion of the batch, which on a small table need not be among
+    # the rewards' top α % (the BIC ranks an interpolant above the law there)
+    leader = max(candidates, key=lambda c: c.criterion, default=None)
+    if leader is not None and math.isfinite(leader.criterion) and (
+            state.best is None or leader.criterion > state.best.criterion):
+        state.best = leader
+        state.last_improvement = epoch
 
     state.n_epochs = epoch + 1
     state.call.epochs += 1
@@ -315,6 +320,7 @@ def _epoch(state: LoopState, policy: Policy, sampler: Sampler, scorer: Scorer, l
     return {
         "epoch": epoch,
         "best_reward": best.reward if best else -math.inf,
+        "best_criterion": best.criterion if best else -math.inf,
         "best_loss": best.loss if best else math.inf,
         "best_complexity": best.complexity if best else 0,
         "batch_mean_reward": (float(np.mean(rewards[np.isfinite(rewards)]))
@@ -345,8 +351,9 @@ def _finish(state: LoopState, scorer: Scorer, sampler: Sampler, config: Training
                     if c.expression.key not in scorer.refined]
         refined = scorer.refine(screened)
         result.hall_of_fame.update(refined)
-        leader = max(refined, key=lambda c: c.reward, default=None)
-        if leader is not None and result.best is not None and leader.reward > result.best.reward:
+        leader = max(refined, key=lambda c: c.criterion, default=None)
+        if (leader is not None and result.best is not None
+                and leader.criterion > result.best.criterion):
             result.best = leader
     if config.prune and result.best is not None and not result.interrupted:
         _prune_best(result, scorer, sampler, config, start, exact_loss)
@@ -430,7 +437,7 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     dominating = [c for c in others if c.complexity <= best.complexity and c.loss < best.loss
                   and c.loss <= max_loss]
     if dominating:
-        best = max(dominating, key=lambda c: c.reward)
+        best = max(dominating, key=lambda c: c.criterion)
     result.hall_of_fame.update(others + [best])
     result.best = best
 

@@ -66,8 +66,8 @@ def model():
 def test_the_front_is_strict_and_has_the_columns_people_read(model):
     model, X = model
     table = model.equations_
-    assert list(table.columns) == ["complexity", "loss", "r2", "reward", "equation", "formula",
-                                   "constant_errors", "selected", "expression"]
+    assert list(table.columns) == ["complexity", "loss", "r2", "reward", "criterion", "equation",
+                                   "formula", "constant_errors", "selected", "expression"]
     assert np.all(np.diff(table["complexity"]) > 0)
     assert np.all(np.diff(table["loss"]) < 0)  # each larger formula buys a lower loss
     assert len(set(map(str, table["equation"]))) == len(table)  # each formula once
@@ -102,8 +102,8 @@ def test_model_selection_picks_the_row_its_rule_names(rule):
     model = CADSRRegressor(n_epochs=5, model_selection=rule, **FAST).fit(X, y)
     table = model.equations_
     chosen = int(np.flatnonzero(table["selected"])[0])
-    if rule == "reward":
-        assert chosen == int(np.argmax(table["reward"]))
+    if rule == "reward":  # τ*: the highest criterion (the description length by default)
+        assert chosen == int(np.argmax(table["criterion"]))
     elif rule == "accuracy":
         assert chosen == int(np.argmin(table["loss"]))
     else:

@@ -52,12 +52,16 @@ def test_front_rows_are_sorted_and_mark_the_chosen_formula(fitted):
     assert chosen["equation"] == model.expression_
 
 
-def test_learning_curve_reward_and_r2(fitted):
+def test_learning_curve_criterion_and_r2(fitted):
     model, _, y = fitted
     fig = plotting.plot_learning_curve(model, y)
     assert len(fig.axes) == 2
-    reward_line, r2_line = fig.axes[0].get_lines()[0], fig.axes[1].get_lines()[0]
-    np.testing.assert_allclose(reward_line.get_ydata(), [h["best_reward"] for h in model.history_])
+    best_line, r2_line = fig.axes[0].get_lines()[0], fig.axes[1].get_lines()[0]
+    # τ* is the best by the criterion: its curve never falls
+    criterion = [h["best_criterion"] for h in model.history_]
+    np.testing.assert_allclose(best_line.get_ydata(), criterion)
+    assert np.all(np.diff(criterion) >= 0)
+    assert fig.axes[0].get_ylabel() == "τ* by mdl"
     expected = 1 - np.array([h["best_loss"] for h in model.history_]) / np.var(y)
     np.testing.assert_allclose(r2_line.get_ydata(), expected)
     np.testing.assert_allclose(plotting.training_r2(model, y), expected)

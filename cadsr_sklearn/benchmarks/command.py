@@ -198,6 +198,8 @@ def _bench(args: argparse.Namespace) -> int:
     _check(args)
     if args.report:
         return _report(args)
+    if args.preset and PRESETS[args.preset].runner is not None:
+        return PRESETS[args.preset].runner(args)
     methods = list(dict.fromkeys(args.method))
     for m in methods:
         why = method_unavailable(m)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import importlib.util
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -133,7 +134,7 @@ def _default_operators() -> tuple[tuple[str, ...], tuple[str, ...], bool]:
 
 # --------------------------------------------------------------------- CADSR
 def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
-    from ..estimator import CADSRRegressor
+    from ..estimator import CADSRRegressor, SmallDataWarning
     from .metrics import judged_formula
 
     kwargs = dict(
@@ -149,7 +150,9 @@ def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
     kwargs.update(params)
     est = CADSRRegressor(**kwargs)
     start = time.perf_counter()
-    est.fit(data.X_train, data.y_train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallDataWarning)  # few rows are what is measured
+        est.fit(data.X_train, data.y_train)
     elapsed = time.perf_counter() - start
     names = list(data.feature_names)
     with np.errstate(all="ignore"):

@@ -14,6 +14,19 @@ and a final JSON line to the report. Every option still overrides it.
     The BIC's σ² (the former ``benchmarks/bench_variance.py``): ``bic_variance``
     "mle" against "target" on 16 development problems at noise 0 and 0.1, seed
     0, 20 s per fit. Reports the rates of each and, as JSON, per noise level.
+``nist``
+    Small real tables with a certified model (:mod:`.nist`): the NIST StRD
+    files given with ``--data``, each fitted on all rows and on a random 75 %
+    (seeds 0–1, 20 s per fit, two at a time); reports per file whether the
+    chosen formula is the certified form or better, and its held-out error
+    against the certified model refitted on the same rows. A study of its own
+    (it runs its own tasks); ``--sweep`` and ``--params`` apply.
+``few-rows``
+    Built-in problems on few training rows: run it once per ``--n-train`` (8,
+    15, 30, 100) into one ``--out`` each, then ``--report`` them together.
+    Reports SRBench's solution rate and the *interpolation rate* (training R²
+    above 0.999999 with test R² below 0.9, or as many fitted constants as rows
+    less one) per number of rows and noise level.
 """
 
 from __future__ import annotations
@@ -21,7 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .report import recovery_summary, recovery_table, variant_summary, variant_table
+from .report import (few_rows_summary, few_rows_table, recovery_summary, recovery_table,
+                     variant_summary, variant_table)
 
 __all__ = ["Preset", "PRESETS"]
 
@@ -46,6 +60,29 @@ class Preset:
     problems: tuple[str, ...] | None = None
     tables: Callable[[list[dict]], list[str]] = _none
     summaries: Callable[[list[dict]], list[dict]] = _none
+    #: A study that runs its own tasks instead of the runner's: (parsed options) -> exit status.
+    runner: Callable[[Any], int] | None = None
+
+
+def _run_nist(args) -> int:
+    from pathlib import Path
+
+    from ..cli import UsageError
+    from .command import method_params
+    from .nist import nist_table, run_study
+    from .tasks import parse_seeds, sweep_variants
+
+    if not args.data:
+        raise UsageError("--preset nist needs the NIST StRD files: --data path/to/nist/*.dat")
+    variants = ({name: settings.get("cadsr", {}) for name, settings in sweep_variants(
+        args.sweep, lambda items: method_params(items, ["cadsr"])).items()}
+        if args.sweep else {"": {}})
+    base = method_params(args.params, ["cadsr"]).get("cadsr", {})
+    variants = {name: {**base, **settings} for name, settings in variants.items()}
+    rows = run_study(args.data, parse_seeds(args.seeds), args.max_time, variants,
+                     Path(args.out) if args.out else None, args.n_jobs)
+    print("\n" + nist_table(rows))
+    return 0
 
 
 PRESETS: dict[str, Preset] = {
@@ -71,5 +108,21 @@ PRESETS: dict[str, Preset] = {
         ),
         tables=lambda rows: [variant_table(rows)],
         summaries=lambda rows: [variant_summary(rows, "bic_variance")],
+    ),
+    "nist": Preset(
+        "nist",
+        "NIST StRD files given with --data: certified form or better, held-out error "
+        "(seeds 0-1, 20 s, 2 jobs)",
+        defaults=dict(seeds=["0-1"], max_time=20.0, n_jobs=2, out="nist.csv"),
+        runner=_run_nist,
+    ),
+    "few-rows": Preset(
+        "few-rows",
+        "solution and interpolation rates on few rows: Nguyen, Constant and Feynman at one "
+        "--n-train per run, noise 0, 0.01, 0.1 (seed 0, 20 s, 2 jobs)",
+        defaults=dict(suite=["nguyen", "constant", "feynman"], seeds=["0"],
+                      noise=[0.0, 0.01, 0.1], max_time=20.0, n_jobs=2, out="few-rows.csv"),
+        tables=lambda rows: [few_rows_table(rows)],
+        summaries=few_rows_summary,
     ),
 }

@@ -307,6 +307,68 @@ def variant_summary(rows: list[dict], benchmark: str = "sweep") -> dict:
     return summary
 
 
+#: Interpolation: training R² above this …
+INTERPOLATION_TRAIN_R2 = 0.999999
+#: … with test R² below this, or as many fitted constants as the rows less one.
+INTERPOLATION_TEST_R2 = 0.9
+
+
+def fitted_constants(formula: str) -> int:
+    """Fitted constants of a formula as written: its floats (snapped numbers are exact)."""
+    import sympy
+
+    try:
+        return len(sympy.sympify(formula).atoms(sympy.Float))
+    except (sympy.SympifyError, TypeError, ValueError):
+        return 0
+
+
+def is_interpolation(row: dict) -> bool:
+    """Whether a run's answer interpolates its training rows instead of describing them."""
+    r2_train, r2_test = row.get("r2_train"), row.get("r2_test")
+    memorised = (r2_train is not None and r2_train > INTERPOLATION_TRAIN_R2
+                 and r2_test is not None and r2_test < INTERPOLATION_TEST_R2)
+    n_train = row.get("n_train")
+    too_many = (n_train is not None
+                and fitted_constants(row.get("model_unsnapped") or row.get("model") or "")
+                >= n_train - 1)
+    return bool(memorised or too_many)
+
+
+def _few_rows_groups(rows: list[dict]) -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[(r.get("n_train") or 0, r["noise"], _arm(r))].append(r)
+    return dict(sorted(groups.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]), kv[0][2])))
+
+
+def few_rows_table(rows: list[dict]) -> str:
+    """Per training rows, noise and arm: SRBench's solution rate and the interpolation rate."""
+    body = [
+        [str(n), _noise(noise), arm, str(len(rs)),
+         _rate(r["solved_srbench"] for r in rs),
+         _rate(is_interpolation(r) for r in rs),
+         _fmt(_median(r.get("r2_test") for r in rs), ".3f")]
+        for (n, noise, arm), rs in _few_rows_groups(rows).items()
+    ]
+    header = ["rows", "noise", "method [variant]", "runs", "solved % (SRBench)",
+              "interpolation %", "median test R²"]
+    return _markdown(header, body, "rllrrrr")
+
+
+def few_rows_summary(rows: list[dict]) -> list[dict]:
+    """One JSON line: ``{"ROWS@NOISE arm": {solved, interpolation, runs}}``."""
+    summary: dict = {"benchmark": "few-rows", "max_time": _values(rows, "max_time")}
+    for (n, noise, arm), rs in _few_rows_groups(rows).items():
+        solved = [bool(r["solved_srbench"]) for r in rs if r["solved_srbench"] is not None]
+        summary[f"{n}@{noise} {arm}"] = {
+            "solved": round(statistics.fmean(solved), 3) if solved else None,
+            "interpolation": round(statistics.fmean(is_interpolation(r) for r in rs), 3),
+            "runs": len(rs),
+        }
+    return [summary]
+
+
 def _natural(name: str) -> tuple:
     """Sort "Nguyen-2" before "Nguyen-10"."""
     head, _, tail = name.rpartition("-")
