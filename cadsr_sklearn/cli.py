@@ -22,6 +22,7 @@ import math
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -485,7 +486,7 @@ def _cmd_fit(args) -> int:
 
     import joblib
 
-    from .estimator import PAPER_SETTINGS, CADSRRegressor
+    from .estimator import PAPER_SETTINGS, CADSRRegressor, SmallDataWarning
 
     params = dict(PAPER_SETTINGS) if args.paper else {}
     params.update(max_time=args.max_time, random_state=args.seed, device=args.device, verbose=1)
@@ -515,9 +516,17 @@ def _cmd_fit(args) -> int:
     try:
         model = CADSRRegressor(**params)
         start = time.perf_counter()
-        model.fit(X, y)
+        with warnings.catch_warnings(record=True) as advice:
+            warnings.simplefilter("always", SmallDataWarning)
+            model.fit(X, y)
     except (ValueError, TypeError) as err:  # what the estimator rejects that the checks missed
         raise UsageError(str(err).splitlines()[0]) from None
+    for note in advice:  # the small-table advice, as a note rather than a Python warning
+        if issubclass(note.category, SmallDataWarning):
+            print(f"Note: {note.message}\n  (use --param max_constants=N and "
+                  f"--param model_selection=cv on the command line)", file=sys.stderr)
+        else:
+            warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     seconds = time.perf_counter() - start
     print()
     _print_formula(model)

@@ -203,7 +203,6 @@ class ConstantFitter:
         self.n_jobs = n_jobs
         self.init = init
         self.n_restarts = int(n_restarts)
-        self.cache: dict = {}  # key -> fitted constants (BFS order), or None if the fit failed
         self.success_ = np.zeros(0, dtype=bool)
         self.outputs_: dict = {}
         self.n_fitted_ = 0
@@ -247,14 +246,16 @@ class ConstantFitter:
         on the rows ``rows_``. With ``warm_start``, every structure is fitted
         afresh, first from the constants the expression holds (1 in place of a
         non-finite one; of a structure given twice, the first copy's), then
-        from the usual starting points, and the cache is neither read nor
-        written: for edits of a fitted formula, whose other constants are
-        already right. With ``fresh_starts`` false as well, only the held
-        constants are a start: to polish constants fitted on other rows.
+        from the usual starting points: for edits of a fitted formula, whose
+        other constants are already right. With ``fresh_starts`` false as well,
+        only the held constants are a start: to polish constants fitted on
+        other rows. A structure given twice in one call is fitted once; nothing
+        is kept between calls (the :class:`~cadsr_sklearn.scoring.Scorer`
+        keeps the scored candidates).
         """
         expressions = list(expressions)
         keys = [fit_key(e) for e in expressions]
-        cache = {} if warm_start else self.cache
+        cache: dict = {}  # key -> fitted constants (BFS order), or None if the fit failed
         todo: dict = {}
         for e, key in zip(expressions, keys):
             if key not in cache and key not in todo and e.n_fitted:
@@ -288,7 +289,7 @@ class ConstantFitter:
                 success[j] = False
                 out.append(e.with_constants(np.full(e.n_constants, np.nan)))
             else:
-                out.append(e.with_constants(c.copy()))  # the cache keeps its own copy
+                out.append(e.with_constants(c.copy()))  # duplicates get their own copy
         self.success_ = success
         return out
 

@@ -207,8 +207,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
         nearby simple numbers (within 5 %: integers, p/q with q ≤ 6 or 8,
-        p·π/q and p/(q·π) with a numerator of at most 4, e^(k/2) from e^-2 to
-        e^2) when that raises the reward and passes the profile-likelihood BIC
+        p·π/q and p/(q·π) with a numerator of at most 4) when that raises the
+        ``criterion`` and passes the profile-likelihood BIC
         test, the other constants refitted (see
         :mod:`cadsr_sklearn.snapping`): on noisy data, ``x0 - 0.99647`` becomes
         ``x0 - 1`` when the data cannot tell them apart, and 0.426 stays where

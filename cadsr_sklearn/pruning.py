@@ -1,11 +1,12 @@
-"""Pruning τ*: a greedy local search on the reward around the best expression.
+"""Pruning τ*: a greedy local search on the criterion around the best expression.
 
 Sampled formulas often carry dead weight that fits as well without it: a
 subtree that evaluates to zero (``2.718**x - exp(x)``), a factor LM sets to one,
 a term another constant can absorb. The BIC already prefers the shorter form —
 same fit, fewer nodes — but the policy may never happen to sample it, and an
 exact fit stops the search at once (``tol``). So after the search, τ* is
-improved the way the reward itself would choose:
+improved the way the criterion that chose it would choose (the description
+length by default, or the reward; see :mod:`cadsr_sklearn.scoring`):
 
 1. Every edit that removes nodes is tried: a subtree (two or more nodes) is
    replaced by one of its children, by the constant token ``c``, or by the
@@ -16,9 +17,9 @@ improved the way the reward itself would choose:
    subtraction is removed, leaving ``sin(u)``.
 2. Each edited expression has its constants refitted (Levenberg–Marquardt,
    first from the values τ* held for the constants the edit kept, a new ``c``
-   at 1, then from fresh starting values) and is scored with the same reward as
-   the search.
-3. The edit that raises the reward most is kept; repeat until none does.
+   at 1, then from fresh starting values) and is scored like every candidate
+   of the search.
+3. The edit that raises the criterion most is kept; repeat until none does.
 
 Every kept edit removes at least one node, so the search ends after at most
 ``len(τ*)`` rounds. A round refits a few hundred expressions for a 15-node τ*
@@ -26,8 +27,8 @@ Every kept edit removes at least one node, so the search ends after at most
 constant fitting. Edits the sampler's constraints would reject are not
 tried, so the answer stays in the language the policy writes. After an exact
 fit (the ``tol`` stop), edits that lose exactness are not taken, whatever the
-reward (a bounded one, such as the BIC with σ² = Var(y), could trade it for a
-node).
+criterion (a bounded one, such as the BIC with σ² = Var(y), could trade it for
+a node).
 """
 
 from __future__ import annotations
@@ -51,12 +52,12 @@ def prune(
     max_loss: float = math.inf,
     deadline: float | None = None,
 ) -> Candidate:
-    """Greedily apply the node-removing edit that most raises the reward.
+    """Greedily apply the node-removing edit that most raises the criterion.
 
     Parameters
     ----------
     best : Candidate
-        τ*, with ``expression``, ``reward`` and ``loss``.
+        τ*, with ``expression``, ``criterion`` and ``loss``.
     score : callable
         Maps a list of expressions to candidates (fits constants, scores the
         reward). The search passes its scorer's ``refit``, which starts each fit
@@ -67,7 +68,7 @@ def prune(
         edits it rejects (``exp(log(x))``, too many constants, …) are not tried.
     max_loss : float, default=inf
         Edits whose training loss exceeds this are not taken. After an exact
-        fit (``tol``) it keeps the answer exact whatever the reward.
+        fit (``tol``) it keeps the answer exact whatever the criterion.
     deadline : float, optional
         :func:`time.perf_counter` time after which no more edits are scored;
         the best one scored so far is still taken.

@@ -24,15 +24,20 @@ Rewards
     BIC's ``"mle"`` does::
 
         L(τ) = −ln p(y | θ̂, σ̂)                       fit
-             + Σ_fitted max(0, ½ ln(I_ii / 3) + ln|θ̂_i|)   each fitted constant
+             + Σ_k max(0, ½ ln(μ_k / 3))                the fitted constants
              + nodes · ln V                             the tree, V tokens
              + Σ_literals codelength(literal)            each fixed literal
 
-    I_ii = Σ_r w̃_r (∂τ(x_r)/∂θ_i)² / σ̂² is the Fisher information of constant
-    i (diagonal: a constant whose effect another repeats pays in full), so
-    ½ ln(I_ii/3) + ln|θ̂_i| = ln(|θ̂_i|/Δ_i) + const is the cost of stating θ̂_i
-    to the precision Δ_i = √(12/I_ii) the data give it; a constant the data
-    cannot determine (Δ_i > |θ̂_i|) costs nothing and gains nothing. A literal
+    μ_k are the eigenvalues of D I D, I = Σ_r w̃_r g_r g_rᵀ / σ̂² the Fisher
+    information of the fitted constants (g_r = ∂τ(x_r)/∂θ) and D = diag|θ̂|:
+    the information on their logarithms. With one constant, ½ ln(μ/3) =
+    ln(|θ̂|/Δ) + const is the cost of stating θ̂ to the precision Δ = √(12/I)
+    the data give it, ESR's term; with several, the eigenvalues count each
+    direction of the constants the data determine once (ESR takes I's
+    diagonal, which charges twice for two constants that only act together,
+    c₀·c₁·x, and ln det I is the Laplace evidence's volume). A direction the
+    data cannot determine (μ_k < 3: the precision is coarser than the value)
+    costs nothing and gains nothing. A literal
     costs its :func:`~cadsr_sklearn.simple_numbers.codelength` (ln|p| + ln q
     for p/q; π and e^(p/q) are not free). Why it is right for small S: with
     the Gaussian profile likelihood, −ln p = (S/2) ln σ̂² + const, and each
@@ -244,15 +249,21 @@ def _mdl(y_pred, t: _Targets, expression: Expression, rows: _InformationRows, li
 
 def _constants_codelength(expression: Expression, rows: _InformationRows, S: int,
                           sigma2: float) -> float:
-    """Σ max(0, ½ ln(I_ii/3) + ln|θ̂_i|) over the fitted constants (see ``"mdl"``)."""
+    """Σ_k max(0, ½ ln(μ_k/3)) over the eigenvalues μ_k of D I D (see ``"mdl"``)."""
     if not expression.n_fitted:
         return 0.0
     fitted = ~expression.fixed
     J = expression.jacobian(rows.X)[fitted]  # (q, n)
+    theta = np.abs(expression.constants[fitted])  # (q,)
     with np.errstate(all="ignore"):
-        information = S * ((J * J) @ rows.w) / max(len(rows.w), 1) / sigma2  # (q,)
-        cost = 0.5 * np.log(information / 3.0) + np.log(np.abs(expression.constants[fitted]))
-    # undetermined (cost < 0), without effect or zero (−inf, NaN): stated for nothing
+        fisher = S * ((J * rows.w) @ J.T) / max(len(rows.w), 1) / sigma2  # (q, q)
+        relative = fisher * np.outer(theta, theta)  # the information on ln|θ|
+    if not np.all(np.isfinite(relative)):
+        return np.inf
+    eigenvalues = np.linalg.eigvalsh(relative)
+    with np.errstate(all="ignore"):
+        cost = 0.5 * np.log(eigenvalues / 3.0)
+    # directions the data cannot determine (cost < 0, or no information): stated for nothing
     return float(np.sum(np.where(cost > 0, cost, 0.0)))
 
 

@@ -8,13 +8,15 @@ Integers, fractions p/q with q ≤ 12, multiples p·π/q and p/(q·π) with q in
   from a simple number to be that number (:func:`snap_number`, powers e^(p/q)
   with q ≤ 12): the same function, written as a reader would;
 * :mod:`cadsr_sklearn.snapping` tries the simple numbers a noisy constant lies
-  near (:func:`nearby`), simplest first, and keeps one when the reward says the
-  data cannot tell it from the fitted value. The set is narrower there
+  near (:func:`nearby`), simplest first, and keeps one when the criterion says
+  the data cannot tell it from the fitted value. The set is narrower there
   (fractions p/q with q ≤ 6 or 8; p·π/q and p/(q·π) with a numerator of at
-  most 4; e^(k/2) from e^-2 to e^2): a denser one always holds a number within
-  the noise of any value,
-  20/11 for 1.82, 11/(2π) for 1.75, e^(−11/3) for 0.0256, and none of those is
-  simpler than the value itself.
+  most 4; no powers of e): a denser one always holds a number within the noise
+  of any value, 20/11 for 1.82, 11/(2π) for 1.75, and none of those is simpler
+  than the value itself. A power of e is no number a noisy constant of a law
+  is: e enters laws through ``exp``, which the search writes as such, while an
+  ``E`` snapped in for 2.7 or a factor e^(1/2) for 1.65 reads as meaning that
+  is not there (π does stand in laws as a number: 2π, 4π, π/2).
 
 Each number carries a *cost*, the size of its denominator, plus one for a
 factor π (or 1/π) and two for a power of e: 2 before 5/3, π before π/2, 1/2
@@ -48,12 +50,10 @@ _MAX_DENOMINATOR = 12
 _PI_DIVISORS = (1, 2, 3, 4, 6, 8)
 _MAX_LOG = 4.0  # e^(p/q) for |p/q| <= 4 only
 # Noisy constants are snapped to fewer numbers: p/q with q in 1..6 or 8, p·π/q and
-# p/(q·π) with |p| <= 4, e^(k/2) for |k| <= 4. Denser sets always hold a number within the
-# noise of any value (20/11, 11/(2π), e^(-11/3)), and such a number is no simpler.
+# p/(q·π) with |p| <= 4, no powers of e. Denser sets always hold a number within the
+# noise of any value (20/11, 11/(2π)), and such a number is no simpler.
 _NEARBY_DENOMINATORS = (1, 2, 3, 4, 5, 6, 8)
 _NEARBY_PI_NUMERATOR = 4
-_NEARBY_E_DENOMINATOR = 2
-_NEARBY_MAX_LOG = 2.0  # e^(k/2) from e^-2 to e^2: below, e^-3 is no simpler than 0.0499
 
 
 class SimpleNumber(NamedTuple):
@@ -82,8 +82,8 @@ def _closest(value: float, noisy: bool = False) -> Iterator[SimpleNumber]:
         p = round(value * q * math.pi)
         if p and abs(p) <= max_pi_numerator:
             yield SimpleNumber(p / (q * math.pi), sympy.Rational(p, q) / sympy.pi, q + 1)
-    if value > 0 and abs(math.log(value)) <= (_NEARBY_MAX_LOG if noisy else _MAX_LOG):
-        for q in range(1, (_NEARBY_E_DENOMINATOR if noisy else _MAX_DENOMINATOR) + 1):
+    if value > 0 and abs(math.log(value)) <= _MAX_LOG and not noisy:
+        for q in range(1, _MAX_DENOMINATOR + 1):
             p = round(math.log(value) * q)
             if p:
                 yield SimpleNumber(math.exp(p / q), sympy.exp(sympy.Rational(p, q)), q + 2)
@@ -113,9 +113,9 @@ def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
 def nearby(value: float, rtol: float) -> list[SimpleNumber]:
     """The non-zero simple numbers within ``rtol·|value|`` of ``value``, simplest first.
 
-    Integers, p/q with q in {2, 3, 4, 5, 6, 8}, p·π/q and p/(q·π) with a
-    numerator of at most 4 and q in {1, 2, 3, 4, 6, 8}, and e^(k/2) for k from
-    −4 to 4 (e^-2 = 0.135 to e^2 = 7.39).
+    Integers, p/q with q in {2, 3, 4, 5, 6, 8}, and p·π/q and p/(q·π) with a
+    numerator of at most 4 and q in {1, 2, 3, 4, 6, 8}; no powers of e (see the
+    module docstring).
     Ties in cost go to the nearer number; each value appears once.
     Empty for a value that is not finite or is larger than :data:`MAX_SNAPPED`.
     """

@@ -26,6 +26,14 @@ fewest nodes in SymPy's preorder traversal (SRBench's complexity) is kept: a
 structural rewrite only when strictly shorter than the formula as found (off
 the training rows, a split log may be undefined where the product's log is not),
 snapped constants alone also at equal size.
+
+Last, for the reader rather than for size: a constant raised to a power that
+varies, b**u, is an exponential in disguise and is written as one, exp(ln(b)·u):
+``0.9996**x`` is ``exp(-0.0004*x)``, ``0.1835**sqrt(x)`` is
+``exp(-1.695*sqrt(x))``, the rate a scientist looks for (one node longer). So is
+a snapped base that is no integer: ``(3/pi)**(0.0817*x)`` (a base and a rate
+that only act together, so any base fits) is ``exp(-0.00380*x)``, with no π
+that is not there. Integer bases stay: ``2**x`` is a doubling.
 """
 
 from __future__ import annotations
@@ -189,4 +197,17 @@ def simplest_equivalent(
         size = sympy_complexity(plain)
         if size < best_size and matches(form):
             best, best_size = plain, size
+    readable = _constant_bases_as_exponentials(best)
+    if readable != best and matches(readable.xreplace(to_real)):
+        best = readable
     return best
+
+
+def _constant_bases_as_exponentials(expr: sympy.Expr) -> sympy.Expr:
+    """Every b**u with a constant base b > 0 that is no integer and a varying u as exp(ln(b)·u)."""
+    def is_constant_base(e: sympy.Expr) -> bool:
+        return (e.is_Pow and e.base.is_number and not e.base.is_Integer
+                and bool(e.base.is_positive) and not e.exp.is_number)
+
+    return expr.replace(is_constant_base,
+                        lambda e: sympy.exp(sympy.log(e.base).evalf(16) * e.exp))

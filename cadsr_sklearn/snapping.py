@@ -1,31 +1,35 @@
-"""Snapping fitted constants to simple numbers, judged by the reward.
+"""Snapping fitted constants to simple numbers, judged by the criterion.
 
 On noisy data Levenberg–Marquardt fits the noise too: the search finds the law's
 form with constants a little off, ``x1*x3/(x2*(x0 - 0.99647))`` for
 ``x1*x3/(x2*(x0 - 1))``, ``x0**2.00065`` for ``x0**2``. After the search, each
 fitted constant of τ* (and of the other formulas users choose from) is tried as
 a nearby simple number (:func:`cadsr_sklearn.simple_numbers.nearby`: integers,
-p/q, p·π/q, p/(q·π), e^(k/2), within ``rtol`` of it), held there as a *fixed
+p/q, p·π/q, p/(q·π), within ``rtol`` of it), held there as a *fixed
 literal* while the other constants are refitted, and the replacement is kept
-when the reward rises.
+when the criterion that judges the answer rises (:mod:`cadsr_sklearn.scoring`).
 
-How the BIC counts a literal: it stays a node of the tree, but it is no longer a
-parameter the data were fitted with, so ``k`` (nodes + fitted constants) falls
-by one. That is the BIC's own reading of a fixed value: its penalty counts the
-parameters estimated from the data, and a literal is not estimated. A
-replacement is kept when ``S·log(MSE′/MSE) < log S`` (σ² the model's MSE; S rows):
-with S = 2000 rows the fit may get 0.38 % worse. A constant the data pin down
-(0.426 with little noise) stays; one the noise cannot tell from 1 becomes 1.
+How a literal is counted: it stays a node of the tree, but it is no longer a
+parameter the data were fitted with. The description length (the default
+criterion) charges it its codelength (ln|p| + ln q, more for π and e; see
+:func:`cadsr_sklearn.simple_numbers.codelength`) instead of the precision the
+fitted constant needed, so 1/2 is cheap and 17459/2 is not. The BIC's ``k``
+(nodes + fitted constants) falls by one: its penalty counts the parameters
+estimated from the data, and a literal is not estimated, so any literal is
+free there. Either way a replacement must also pass ``S·log(MSE′/MSE) < log
+S`` (σ² the model's MSE; S rows): with S = 2000 rows the fit may get 0.38 %
+worse. A constant the data pin down (0.426 with little noise) stays; one the
+noise cannot tell from 1 becomes 1.
 
 Constants are snapped one at a time, greedily and deterministically:
 
 1. For each fitted constant, every simple number near it, with the others
    refitted from where they are (one Levenberg–Marquardt run each, no random
    restart), is scored; the constant's snap is the *simplest* number that raises
-   the reward (a smaller denominator first, then π, then powers of e; the
+   the criterion (a smaller denominator first, then π; the
    nearer at equal cost). The BIC cannot prefer 1 to 11/12 when both fit within
    the noise; a reader can.
-2. The constant whose snap raises the reward most is fixed; repeat with the
+2. The constant whose snap raises the criterion most is fixed; repeat with the
    others until none can be.
 
 A round scores a few trials per constant, so snapping a formula with P fitted
@@ -56,12 +60,12 @@ def snap(
     rtol: float = SNAP_WINDOW,
     n_samples: int | None = None,
 ) -> Candidate:
-    """Fix the constants of ``best`` to simple numbers while that raises the reward.
+    """Fix the constants of ``best`` to simple numbers while that raises the criterion.
 
     Parameters
     ----------
     best : Candidate
-        A scored formula, with ``expression``, ``reward`` and ``loss``.
+        A scored formula, with ``expression``, ``criterion`` and ``loss``.
     score : callable
         Maps a list of expressions to candidates, fitting each one's free
         constants from the values it holds (the search's
@@ -76,8 +80,8 @@ def snap(
     n_samples : int, optional
         Rows the loss is measured on (S). When given (and no finite
         ``max_loss`` applies), a snap must also pass the profile-likelihood BIC
-        test, ``S·log(MSE′/MSE) < log S``, whatever the reward: with the BIC's
-        ``bic_variance="target"`` the reward alone would let each snap raise
+        test, ``S·log(MSE′/MSE) < log S``, whatever the criterion: with the BIC's
+        ``bic_variance="target"`` the BIC alone would let each snap raise
         the MSE by up to 2·log(S)/S of Var(y), so a constant the data pin down
         could be snapped.
 
@@ -100,7 +104,7 @@ def snap(
 
 
 def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candidate | None:
-    """The candidate one snap away from ``current`` with the highest reward, or None."""
+    """The candidate one snap away from ``current`` with the highest criterion, or None."""
     expression = current.expression
     trials, owners = [], []
     for k in range(expression.n_constants):
@@ -111,7 +115,7 @@ def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candi
             owners.append(k)
     leader, snapped = None, set()
     # Trials are in order of simplicity within each constant: the first that raises
-    # the reward is that constant's snap.
+    # the criterion is that constant's snap.
     for k, cand in zip(owners, score(trials) if trials else []):
         if k in snapped or not (cand.loss <= max_loss and cand.criterion > current.criterion):
             continue

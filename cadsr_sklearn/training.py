@@ -16,9 +16,9 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
    fame and the replay buffer (the highest rewards).
 
 When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
-node-removing edits that raise its reward are applied greedily. Then the
+node-removing edits that raise its criterion are applied greedily. Then the
 constants of τ* and of the Pareto front are snapped (:mod:`cadsr_sklearn.snapping`):
-each is fixed to a nearby simple number when that raises the reward. A Ctrl-C
+each is fixed to a nearby simple number when that raises the criterion. A Ctrl-C
 skips both. They work on the result: the loop's own state (:class:`LoopState`:
 optimizer, θ_ref, replay buffer, τ*, hall of fame, counters) is left as the
 last epoch made it, so that a search can be continued (``warm_start``) or
@@ -345,22 +345,28 @@ def _finish(state: LoopState, scorer: Scorer, sampler: Sampler, config: Training
                           n_epochs=state.n_epochs, n_evaluations=state.n_evaluations,
                           stop_reason=stop, interrupted=interrupted)
     if not result.interrupted:
-        # Every formula users choose from has been refitted on all the fitter's rows; one
-        # that now outscores τ* takes its place.
-        screened = [c for c in result.hall_of_fame.by_complexity.values()
-                    if c.expression.key not in scorer.refined]
-        refined = scorer.refine(screened)
-        result.hall_of_fame.update(refined)
-        leader = max(refined, key=lambda c: c.criterion, default=None)
-        if (leader is not None and result.best is not None
-                and leader.criterion > result.best.criterion):
-            result.best = leader
+        try:
+            _refine_front(result, scorer)
+        except KeyboardInterrupt:  # the front stays as the loop left it, τ* is kept
+            result.interrupted, result.stop_reason = True, "interrupted"
     if config.prune and result.best is not None and not result.interrupted:
         _prune_best(result, scorer, sampler, config, start, exact_loss)
     result.unsnapped = result.best
     if config.snap_constants and result.best is not None and not result.interrupted:
         _snap_front(result, scorer, config, start, exact_loss)
     return result
+
+
+def _refine_front(result: SearchResult, scorer: Scorer) -> None:
+    """Refit every formula users choose from on all the fitter's rows; one that now
+    outscores τ* takes its place."""
+    screened = [c for c in result.hall_of_fame.by_complexity.values()
+                if c.expression.key not in scorer.refined]
+    refined = scorer.refine(screened)
+    result.hall_of_fame.update(refined)
+    leader = max(refined, key=lambda c: c.criterion, default=None)
+    if leader is not None and result.best is not None and leader.criterion > result.best.criterion:
+        result.best = leader
 
 
 def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -> list[int]:
@@ -413,7 +419,7 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     τ* is always snapped (a few fits per constant, well under an epoch), even
     when pruning used up the budget, and its snapped form is the answer, unless
     a snapped member of the front dominates it (no more complex, strictly lower
-    loss). A member that merely scores a higher reward does not take τ*'s
+    loss). A member that merely scores a higher criterion does not take τ*'s
     place: each snap picks one of several nearby numbers, a choice the BIC does
     not charge for, so a large formula with many snapped constants would gain
     more than it is worth. After an exact fit (the ``tol`` stop), snaps must

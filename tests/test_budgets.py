@@ -100,6 +100,16 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
     assert closed == [True]
 
 
+def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(hard, monkeypatch):
+    # the refit of the front after the last epoch is outside the loop: Ctrl-C there too
+    _interrupt_on_call(monkeypatch, scoring.Scorer, "refine", call=1)
+    X, y = hard
+    model = CADSRRegressor(n_epochs=2, const_screen_samples=None, **FAST).fit(X, y)
+    assert model.interrupted_ and model.stop_reason_ == "interrupted"
+    assert model.n_epochs_ == 2
+    assert np.all(np.isfinite(model.predict(X)))
+
+
 def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
     # Pruning runs after the last epoch; the bar's last frame must show its result.
     from cadsr_sklearn.expression import Expression

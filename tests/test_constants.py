@@ -243,19 +243,22 @@ def test_sample_weight_weights_residuals():
     np.testing.assert_allclose(fitted.constants, [2.5], rtol=1e-10)
 
 
-def test_cache_by_key_and_duplicates_fitted_once():
+def test_duplicates_fitted_once_and_nothing_kept_between_calls():
+    import pickle
+
     X = np.linspace(-1, 1, 30)[:, None]
     y = 2.0 * X[:, 0] + 1.0
     e = names("add mul c x0 c")
     fitter = ConstantFitter(X, y, random_state=0)
+    size = len(pickle.dumps(fitter))
     a, b = fitter.fit([e, Expression(e.tokens, LIB1)])
     assert fitter.n_fitted_ == 1
     np.testing.assert_array_equal(a.constants, b.constants)
-    (again,) = fitter.fit([e])
-    assert fitter.n_fitted_ == 1
-    np.testing.assert_array_equal(again.constants, a.constants)
-    again.constants[0] = 99.0  # the cache keeps its own copy
-    np.testing.assert_array_equal(fitter.fit([e])[0].constants, a.constants)
+    a.constants[0] = 99.0  # each duplicate has its own copy
+    assert b.constants[0] != 99.0
+    fitter.fit([names("add mul c x0 mul c x0"), names("mul c add x0 c")])
+    # the scorer caches candidates; the fitter (pickled into every checkpoint) does not grow
+    assert len(pickle.dumps(fitter)) < size + 40  # a kept array alone pickles to ~150 bytes
 
 
 def test_subsample_is_drawn_once_and_reproducibly():

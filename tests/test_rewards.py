@@ -343,3 +343,17 @@ def test_mdl_charges_a_base_near_one_the_precision_it_needs():
     y_pred = base.evaluate(x)
     np.testing.assert_allclose(rate.evaluate(x), y_pred, rtol=1e-12)
     assert mdl(y_pred, y, rate, x) > mdl(y_pred, y, base, x)
+
+
+def test_mdl_charges_two_constants_that_act_together_about_once():
+    # c0·c1·x is c·x: one direction of (c0, c1) is determined, the other not at all
+    rng = np.random.default_rng(7)
+    y = 2.5 * X[:, 0] + 0.1 * rng.standard_normal(len(X))
+    one = expr("mul c x0", [2.5])
+    two = expr("mul c mul c x0", [1.25, 2.0])
+    y_pred = one.evaluate(X)
+    np.testing.assert_allclose(two.evaluate(X), y_pred)
+    extra_nodes = 2 * np.log(len(LIB))
+    # D·I·D has eigenvalues (2μ, 0) against μ: ½ ln 2 more, not a second constant's cost
+    assert mdl(y_pred, y, one, X) - mdl(y_pred, y, two, X) == pytest.approx(
+        2 * (extra_nodes + 0.5 * np.log(2)), rel=1e-9)

@@ -191,3 +191,23 @@ def test_a_model_pickled_before_simplify_existed_still_works():
     old.__setstate__(state)
     assert old.get_params()["simplify"] is False
     assert repr(old)
+
+
+def test_a_fitted_constant_base_is_written_as_an_exponential():
+    x = sympy.Symbol("x")
+    X = np.linspace(0.5, 3.0, 40)[:, None]
+    for base in (0.9996, 0.1835):
+        expr = sympy.Float(269.9) * sympy.Float(base) ** sympy.sqrt(x)
+        reference = 269.9 * base ** np.sqrt(X[:, 0])
+        shown = simplest_equivalent(expr, X, reference, [x])
+        assert not any(p.base.is_Float for p in shown.atoms(sympy.Pow)), shown
+        assert shown.has(sympy.exp)
+        rate = shown.atoms(sympy.exp).pop().args[0].as_coeff_Mul()[0]
+        assert float(rate) == pytest.approx(np.log(base))
+    # a snapped base that is no integer, such as 3/π, goes too: no π that is not there
+    shown = simplest_equivalent((3 / sympy.pi) ** (sympy.Float(0.0817) * x), X,
+                                (3 / np.pi) ** (0.0817 * X[:, 0]), [x])
+    assert not shown.has(sympy.pi) and shown.has(sympy.exp)
+    # an integer base and a constant exponent stay as they are
+    assert simplest_equivalent(2 ** x, X, 2 ** X[:, 0], [x]) == 2 ** x
+    assert simplest_equivalent(x ** sympy.Float(1.49), X, X[:, 0] ** 1.49, [x]) == x ** 1.49

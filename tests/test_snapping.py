@@ -56,9 +56,12 @@ def test_nearby_lists_the_simplest_numbers_first():
     assert costs == sorted(costs)
 
 
-def test_nearby_offers_pi_and_powers_of_e():
+def test_nearby_offers_pi_but_no_power_of_e():
+    # π stands in laws as a number (2π, π/2); e enters them through exp, written as such
     assert any(n.symbol == sympy.pi / 2 for n in nearby(1.5702, 0.01))
-    assert any(n.symbol == sympy.exp(sympy.Rational(-1, 2)) for n in nearby(0.6063, 0.01))
+    for value in (0.6063, math.e, 7.389):
+        assert not any(n.symbol.has(sympy.E) or n.symbol.func is sympy.exp
+                       for n in nearby(value, 0.01))
 
 
 def test_nearby_offers_one_over_multiples_of_pi():
@@ -66,7 +69,7 @@ def test_nearby_offers_one_over_multiples_of_pi():
 
 
 def test_nearby_leaves_small_constants_without_a_simple_neighbour_alone():
-    # e^(-11/3) = 0.02556 is no simpler than 0.0256: only e^k and e^(k/2) are offered
+    # e^(-11/3) = 0.02556 is no simpler than 0.0256, nor 1/39
     assert nearby(0.0256, 0.05) == []
 
 

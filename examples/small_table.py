@@ -1,0 +1,43 @@
+"""A small real table: Kepler's third law from the six classical planets.
+
+Six rows (semi-major axis a in AU, orbital period P in days; public values). With
+this few rows a formula with as many constants as rows passes through any data, so
+the search keeps two rows beyond every formula's fitted constants and judges the
+answer by its description length (``criterion="mdl"``): a formula gains nothing by
+fitting six points more closely than its residual degrees of freedom can vouch for,
+and every literal and every digit of a constant is paid for. ``fit`` warns that the
+table is small (SmallDataWarning) and says what to do; here we follow its advice and
+also check the choice by leave-one-out cross-validation (``model_selection="cv"``).
+
+Run:  python examples/small_table.py    (about 20 s)
+"""
+
+import os
+import warnings
+
+import numpy as np
+
+from cadsr_sklearn import CADSRRegressor, SmallDataWarning
+
+QUICK = os.environ.get("CADSR_EXAMPLES_QUICK") == "1"
+BUDGET = dict(n_epochs=2, batch_size=32, ff_dim=64) if QUICK else dict(max_time=20)
+
+a = np.array([0.387098, 0.723332, 1.000000, 1.523679, 5.2044, 9.5826])  # AU
+P = np.array([87.9691, 224.701, 365.256, 686.980, 4332.59, 10759.22])  # days
+
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always", SmallDataWarning)
+    model = CADSRRegressor(random_state=0, **BUDGET).fit(a[:, None], P)
+for warning in caught:
+    print("Warning:", warning.message, "\n")
+
+print("Law found:  P =", model.sympy(precision=4).subs("x0", "a"))
+print("P at 3 AU:  %.0f days (Kepler: 365.256 * 3**1.5 = %.0f)"
+      % (model.predict([[3.0]])[0], 365.256 * 3**1.5))
+print(model.equations_[["complexity", "loss", "criterion", "formula"]].to_string())
+
+# The same search, the answer chosen by leave-one-out error instead (one standard error rule)
+checked = CADSRRegressor(random_state=0, model_selection="cv", max_constants=2,
+                         **BUDGET).fit(a[:, None], P)
+print("\nChosen by leave-one-out:", checked.sympy(precision=4))
+print(checked.equations_[["complexity", "cv_loss", "formula"]].to_string())
