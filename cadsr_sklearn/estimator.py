@@ -218,8 +218,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     model_selection : {"reward", "accuracy", "score", "cv"}, default="reward"
         Which formula of the Pareto front :attr:`expression_`,
         :attr:`best_expression_` and ``predict`` use: "reward" τ*, the
-        formula of highest reward the search found (the paper's choice), after
-        pruning and snapping;
+        formula the ``criterion`` ranks highest of all the search scored (the
+        paper's choice, by its reward), after pruning and snapping;
         "accuracy" the one of lowest training loss; "score" PySR's rule, the
         largest drop in log-loss per unit of complexity from the row before,
         among the formulas whose loss is at most 1.5 times the lowest; "cv"
@@ -298,7 +298,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         The Pareto front of the hall of fame, simplest first: each row has a
         strictly lower training loss than every row above it. Columns:
         ``complexity`` (k), ``loss`` (training MSE), ``r2`` (training R²),
-        ``reward``, ``equation`` (SymPy, in the feature names, full precision),
+        ``reward``, ``criterion`` (what chose the row, see ``criterion``),
+        ``equation`` (SymPy, in the feature names, full precision),
         ``formula`` (readable text: constants to 4 significant digits, or as
         many as it takes to predict the same on the training rows, see
         :mod:`cadsr_sklearn.display`), ``constant_errors`` (the standard
@@ -319,14 +320,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         (Weighted) variance of the training targets; training R² of a front
         member is ``1 - loss / y_variance_``.
     history_ : list of dict
-        Per epoch: best reward, loss and complexity, ``n_unique`` (distinct
+        Per epoch: τ*'s reward, criterion, loss and complexity (τ* is the
+        formula of highest criterion so far), ``n_unique`` (distinct
         formulas among the batch's B: a policy collapsing onto a few formulas
         shows as it falls), evaluations, time (seconds into the ``fit`` call
         that ran the epoch), and the update's diagnostics (approximate KL, clip
         fraction, KL to θ_ref, entropy). With ``warm_start``, the epochs of
         every call, numbered on.
-        These are the search's own: with ``prune``, the final formula's reward
-        (in ``equations_``) can be higher than the last epoch's best.
+        These are the search's own: with ``prune``, the final formula's
+        criterion (in ``equations_``) can be higher than the last epoch's best.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.

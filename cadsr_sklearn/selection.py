@@ -1,7 +1,8 @@
 """Which formula of the Pareto front is the answer (the estimator's ``model_selection``).
 
 ``"reward"``
-    τ*, the formula of highest reward the search found (the paper's choice).
+    τ*, the formula the criterion ranks highest of all the search scored (the
+    paper's choice, by its reward; see :mod:`cadsr_sklearn.scoring`).
 ``"accuracy"``
     The lowest training loss.
 ``"score"``

@@ -19,6 +19,7 @@ Prints a table of the per-phase medians, the epochs a 60-second budget buys, and
 final line, a JSON object.
 
     python perf/bench_epoch.py [--case realistic] [--epochs 30] [--seeds 0,1,2] [--n-jobs 1]
+                               [--param criterion=reward ...]
 """
 
 import argparse
@@ -29,6 +30,7 @@ import statistics
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.benchmarks import get_problem
+from cadsr_sklearn.cli import estimator_params
 
 PHASES = ["time_sampling", "time_scoring", "time_update"]
 CASES = {
@@ -37,10 +39,11 @@ CASES = {
 }
 
 
-def epochs_of_one_fit(case: dict, seed: int, n_epochs: int, n_jobs: int | None) -> list[dict]:
+def epochs_of_one_fit(case: dict, seed: int, n_epochs: int, n_jobs: int | None,
+                      params: dict) -> list[dict]:
     data = get_problem(case["problem"]).sample(seed=seed, noise=case["noise"], n_train=case["rows"])
     model = CADSRRegressor(n_epochs=n_epochs, tol=0.0, random_state=seed, device="cpu",
-                           n_jobs=n_jobs)
+                           n_jobs=n_jobs, **params)
     model.fit(data.X_train, data.y_train)
     return model.history_[1:]  # the first epoch pays one-off warm-up costs
 
@@ -52,11 +55,15 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="estimator parameters to set (the CLI's syntax)")
     args = parser.parse_args()
+    params = estimator_params(args.param)
     seeds = [int(s) for s in args.seeds.split(",")]
     case = CASES[args.case]
 
-    history = [h for seed in seeds for h in epochs_of_one_fit(case, seed, args.epochs, args.n_jobs)]
+    history = [h for seed in seeds
+               for h in epochs_of_one_fit(case, seed, args.epochs, args.n_jobs, params)]
     epoch_s = [sum(h[p] for p in PHASES) for h in history]
     median_epoch = statistics.median(epoch_s)
     print(f"{case['problem']}, {case['rows']} rows, noise {case['noise']}, seeds {seeds}, "
@@ -76,6 +83,7 @@ def main() -> None:
         "epochs": len(history),
         "seeds": seeds,
         "n_jobs": args.n_jobs,
+        "params": params,
         **case,
     }))
 

@@ -197,5 +197,5 @@ def get_population(est) -> list:
 
 
 def get_best_solution(est):
-    """The selected formula (highest reward, the paper's τ*): ``est`` itself."""
+    """The selected formula (τ*, the highest criterion; the paper's choice by the reward): ``est`` itself."""
     return est
