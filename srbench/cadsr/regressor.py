@@ -197,5 +197,5 @@ def get_population(est) -> list:
 
 
 def get_best_solution(est):
-    """The selected formula (τ*, the highest criterion; the paper's choice by the reward): ``est`` itself."""
+    """The selected formula (τ*, the best by the estimator's criterion): ``est`` itself."""
     return est
