@@ -36,6 +36,7 @@ registered again (or the :class:`Operator` in the parameters).
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import logging
 import math
@@ -110,8 +111,17 @@ class Operator:
         return f"{self.name}({{}})" if self.arity == 1 else f"{self.name}({{}}, {{}})"
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Operator) and (self.name, self.function, self.derivative)
-                == (other.name, other.function, other.derivative))
+        # By what the functions are, not which objects hold them: an operator read back from
+        # a pickle (a checkpoint, a warm-started search) is the operator it was.
+        return (isinstance(other, Operator) and self.name == other.name
+                and ((self.function, self.derivative) == (other.function, other.derivative)
+                     or self.fingerprint == other.fingerprint))
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """SHA-256 of the function and derivative pickled by value: equal for an operator
+        and its copy read back from a pickle."""
+        return hashlib.sha256(_cloudpickle().dumps((self.function, self.derivative))).hexdigest()
 
     def __hash__(self) -> int:
         return hash(self.name)
@@ -132,13 +142,8 @@ class Operator:
 
     def __reduce__(self):
         # By value: the functions are often lambdas or defined in a script's __main__.
-        try:
-            import cloudpickle  # a dependency of joblib since 1.5
-        except ImportError:  # older joblib ships it inside
-            from joblib.externals import cloudpickle
-
         fields = (self.name, self.function, self.derivative, self.sympy_function, self.display)
-        return (_operator_from_bytes, (cloudpickle.dumps(fields),))
+        return (_operator_from_bytes, (_cloudpickle().dumps(fields),))
 
     # -------------------------------------------------------------- evaluation
     def values(self, *args: np.ndarray) -> np.ndarray:
@@ -152,6 +157,15 @@ class Operator:
         """The partial derivative(s) on float64 arrays, one ``(n,)`` array per argument."""
         derivatives = self.derivative if self.arity == 2 else (self.derivative,)
         return [_rows(d(*args), args[0].shape) for d in derivatives]
+
+
+def _cloudpickle():
+    """cloudpickle, which pickles functions by value (a dependency of joblib since 1.5)."""
+    try:
+        import cloudpickle
+    except ImportError:  # older joblib ships it inside
+        from joblib.externals import cloudpickle
+    return cloudpickle
 
 
 def _rows(values, shape: tuple) -> np.ndarray:

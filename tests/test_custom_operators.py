@@ -206,3 +206,20 @@ def test_a_clone_keeps_the_compiled_operator():
     model = CADSRRegressor(unary_operators=(bump,))
     assert clone(model).get_params()["unary_operators"][0] is bump
     assert copy.deepcopy(bump) is bump
+
+
+def test_a_search_with_an_operator_of_lambdas_can_be_continued():
+    # the warm-started search is kept pickled, its operator carried by value: read back, it
+    # is the same operator (it used to be refused as "other unary_operators")
+    bump = Operator("bump", lambda a: 1 / (1 + a * a), lambda a: -2 * a / (1 + a * a) ** 2,
+                    lambda a: 1 / (1 + a**2))
+    assert pickle.loads(pickle.dumps(bump)) == bump
+    other = Operator("bump", lambda a: 2 / (1 + a * a), lambda a: -4 * a / (1 + a * a) ** 2,
+                     lambda a: 2 / (1 + a**2))
+    assert other != bump  # the same name, other functions
+    X = np.linspace(-2, 2, 40)[:, None]
+    y = 1 / (1 + X[:, 0] ** 2) + 0.01 * np.sin(7 * X[:, 0])  # no exact fit: no "tol" stop
+    model = CADSRRegressor(unary_operators=(bump,), binary_operators=("mul",), warm_start=True,
+                           **TINY).fit(X, y)
+    model.set_params(n_epochs=2).fit(X, y)
+    assert model.n_epochs_ == TINY["n_epochs"] + 2
