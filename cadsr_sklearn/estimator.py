@@ -595,6 +595,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         KeyboardInterrupt
             Only when Ctrl-C comes before the first epoch ends; later, the best
             formula so far is kept and :attr:`interrupted_` is True.
+
+        Warns
+        -----
+        SmallDataWarning
+            When the table has fewer than three rows per allowed constant
+            (``max_constants``), with what to do (see the user guide's "Small
+            tables").
         """
         self._check_settings()
         _check_numeric_target(y)

@@ -258,9 +258,12 @@ def _constants_codelength(expression: Expression, rows: _InformationRows, S: int
     with np.errstate(all="ignore"):
         fisher = S * ((J * rows.w) @ J.T) / max(len(rows.w), 1) / sigma2  # (q, q)
         relative = fisher * np.outer(theta, theta)  # the information on ln|θ|
-    if not np.all(np.isfinite(relative)):
+    if not np.all(np.isfinite(relative)):  # information beyond float64: the worst
         return np.inf
-    eigenvalues = np.linalg.eigvalsh(relative)
+    try:
+        eigenvalues = np.linalg.eigvalsh(relative)
+    except np.linalg.LinAlgError:  # no convergence: the worst, rather than a crash
+        return np.inf
     with np.errstate(all="ignore"):
         cost = 0.5 * np.log(eigenvalues / 3.0)
     # directions the data cannot determine (cost < 0, or no information): stated for nothing
