@@ -1147,10 +1147,10 @@ def _warn_if_small(n_rows: int, max_constants: int) -> None:
     warnings.warn(
         f"Only {n_rows} rows for a search whose formulas may fit up to {max_constants} "
         f"constants{cap}: few rows are left to judge a formula by. Read the whole front "
-        "(equations_), not one formula; check the choice on held-out rows with "
-        "model_selection='cv'; set max_constants to about a third of the rows "
+        "(equations_), not one formula; set max_constants to about a third of the rows "
         f"(max_constants={max(1, n_rows // _ROWS_PER_CONSTANT)}) to search only what the "
-        "data can determine; and bring more rows where you can.",
+        "data can determine; judge the choice on rows the fit did not see; and bring more "
+        "rows where you can.",
         SmallDataWarning, stacklevel=4)  # the caller of fit, past sklearn's _fit_context
 
 
