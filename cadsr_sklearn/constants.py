@@ -16,7 +16,10 @@ value: only the other constants are fitted.
 A fit that fails — non-finite output at every starting point tried, or an error
 inside — sets all constants of that expression to NaN, so it evaluates to NaN
 and scores ``-inf``; :attr:`ConstantFitter.success_` says which fits of the last
-call failed, :attr:`ConstantFitter.n_failed_` counts errors. No warning escapes.
+call failed, :attr:`ConstantFitter.n_failed_` counts errors and
+:attr:`ConstantFitter.first_error_` keeps the first. The compiled kernels raise no
+exception on a numerical fault (NumPy's error model), so an error is a bug: the
+estimator reports it after the search (a RuntimeWarning), never a numerical fault.
 """
 
 from __future__ import annotations
@@ -146,6 +149,8 @@ class ConstantFitter:
     n_failed_ : int
         Number of fits that ended in an error (not merely non-finite output);
         each is logged at debug level with its reason.
+    first_error_ : str or None
+        The first such error, as ``repr``; None while there is none.
     """
 
     def __init__(
@@ -207,6 +212,7 @@ class ConstantFitter:
         self.outputs_: dict = {}
         self.n_fitted_ = 0
         self.n_failed_ = 0
+        self.first_error_: str | None = None
 
     def screening_fitter(self, screen_samples: int) -> "ConstantFitter | None":
         """A fitter on a subsample of at most ``screen_samples`` of this one's rows, same settings.
@@ -365,5 +371,6 @@ class ConstantFitter:
             except Exception as error:  # noqa: BLE001 - one fit must not end the search
                 fitted[j] = False
                 errors += 1
+                self.first_error_ = self.first_error_ or repr(error)
                 logger.debug("constant fit %d failed: %r", j, error)
         return errors

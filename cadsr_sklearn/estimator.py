@@ -667,6 +667,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             progress.show(result.best)  # τ* after pruning, not the last epoch's
         finally:
             progress.close()
+        _warn_if_fits_raised(search)
         if result.best is None and result.interrupted:
             raise KeyboardInterrupt  # Ctrl-C before the first epoch ended: nothing to keep
         if result.best is None:
@@ -1127,6 +1128,19 @@ def _with_numeric_hint(err: ValueError, X) -> ValueError:
         f"{where} not numeric ({err}). CADSR needs numbers: encode categorical columns "
         "(e.g. with sklearn.preprocessing.OneHotEncoder) or drop them."
     )
+
+
+def _warn_if_fits_raised(search: Search) -> None:
+    """Report constant fits that raised: a bug in the kernels, which would otherwise only
+    turn formulas into invalid ones (numerical faults raise nothing there)."""
+    fitters = [f for f in (search.scorer.fitter, search.scorer.screen) if f is not None]
+    failed = sum(f.n_failed_ for f in fitters)
+    if failed:
+        first = next(f.first_error_ for f in fitters if f.first_error_)
+        warnings.warn(f"{failed} constant fits raised an error and their formulas were scored "
+                      f"as invalid (first: {first}). This is a bug in cadsr-sklearn; please "
+                      "report it with the data and parameters of this fit.", RuntimeWarning,
+                      stacklevel=4)
 
 
 class SmallDataWarning(UserWarning):

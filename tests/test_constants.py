@@ -381,3 +381,19 @@ def test_rounded_exponent_is_held_while_the_other_constants_are_refitted():
     np.testing.assert_allclose([slope, intercept], np.polyfit(x, y, 1), rtol=1e-8)
     out = fitter.outputs_[fit_key(structure)]
     np.testing.assert_allclose(out, fitted.evaluate(x[:, None]), rtol=1e-12)
+
+
+def test_a_constant_fit_that_raises_is_reported_after_the_search(monkeypatch):
+    # the kernels raise nothing on numerical faults, so an exception is a bug: it must not
+    # pass silently as invalid formulas
+    from cadsr_sklearn import CADSRRegressor, constants, program
+    from budgets import TINY
+
+    def broken(*args, **kwargs):
+        raise IndexError("a kernel bug")
+
+    monkeypatch.setattr(program, "warm_up", lambda: None)  # it calls the kernel too
+    monkeypatch.setattr(constants.program, "fit_batch", broken)
+    X = np.linspace(0.5, 2.0, 30)[:, None]
+    with pytest.warns(RuntimeWarning, match="constant fits raised an error.*a kernel bug"):
+        CADSRRegressor(**TINY).fit(X, 2.5 * X[:, 0] + 1.0)
