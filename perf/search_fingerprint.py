@@ -1,0 +1,124 @@
+"""What a search returns on fixed seeds, to check that a refactor leaves it unchanged.
+
+Runs a handful of seeded fits (fixed epochs, no time limit, one job), each on a
+small table of its own, and writes per fit: the front (text, reward, loss,
+criterion), the chosen formula, its constants and every epoch's rewards. Run it
+once per version, then compare::
+
+    PYTHONPATH=/tmp/before python perf/search_fingerprint.py --dump before.json
+    python perf/search_fingerprint.py --dump after.json
+    python perf/search_fingerprint.py --compare before.json after.json
+
+Numbers are compared exactly (``repr`` of the float), so "unchanged" means bit for
+bit; the cases cover built-in operators, a user operator numba compiles, one it
+cannot (a SciPy function), sample weights, two outputs and a six-row table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+
+import numpy as np
+
+
+def _cases():
+    import scipy.special
+
+    from cadsr_sklearn import Operator
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2.0, size=(200, 2))
+    y = 1.7 * X[:, 0] ** 2 / X[:, 1] + 0.3 * np.sin(X[:, 0])
+    gauss = Operator("gauss", lambda a: np.exp(-a * a), lambda a: -2 * a * np.exp(-a * a),
+                     sympy_function=lambda a: __import__("sympy").exp(-a**2))
+    erf = Operator("erf", scipy.special.erf,
+                   lambda a: 2 / np.sqrt(np.pi) * np.exp(-a * a),
+                   sympy_function=lambda a: __import__("sympy").erf(a))
+    small = dict(n_epochs=8, batch_size=64, random_state=0, n_jobs=1)
+    w = rng.uniform(0.5, 2.0, size=200)
+    kepler_a = np.array([0.387, 0.723, 1.0, 1.524, 5.203, 9.537])
+    kepler_p = np.array([87.97, 224.70, 365.26, 686.98, 4332.6, 10759.2])
+    return {
+        "default": (dict(small), X, y, None),
+        "seed3": (dict(small, random_state=3), X, y, None),
+        "compiled-operator": (dict(small, unary_operators=("sin", gauss)), X, y, None),
+        "numpy-operator": (dict(small, unary_operators=("exp", erf)), X[:60],
+                           scipy.special.erf(X[:60, 0]) * X[:60, 1], None),
+        "weights": (dict(small), X, y, w),
+        "two-outputs": (dict(small), X, np.column_stack([y, X[:, 0] * X[:, 1]]), None),
+        "kepler": (dict(small, n_epochs=12), kepler_a[:, None], kepler_p, None),
+    }
+
+
+def _run(params, X, y, w) -> dict:
+    from cadsr_sklearn import CADSRRegressor
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CADSRRegressor(**params).fit(X, y, sample_weight=w)
+    models = getattr(model, "estimators_", None) or [model]
+    out = []
+    for m in models:
+        front = m.equations_
+        rows = front.to_dict("records") if hasattr(front, "to_dict") else list(front)
+        out.append({
+            "front": [{k: repr(v) for k, v in r.items() if k in
+                       ("complexity", "equation", "reward", "loss", "criterion")} for r in rows],
+            "formula": str(m.sympy()),
+            "constants": [repr(float(c)) for c in m.best_expression_.constants],
+            "rewards": [[repr(h.get("best_reward")), repr(h.get("batch_mean_reward")), repr(h.get("best_criterion"))]
+                        for h in m.history_],
+        })
+    return {"models": out, "prediction": [repr(float(v)) for v in np.ravel(model.predict(X))[:5]]}
+
+
+def dump(path: str, only: list[str] | None) -> None:
+    results = {}
+    for name, (params, X, y, w) in _cases().items():
+        if only and name not in only:
+            continue
+        results[name] = _run(params, X, y, w)
+        print(name, results[name]["models"][0]["formula"], flush=True)
+    with open(path, "w") as f:
+        json.dump(results, f, indent=1)
+
+
+def compare(a: str, b: str) -> int:
+    with open(a) as f:
+        old = json.load(f)
+    with open(b) as f:
+        new = json.load(f)
+    changed = 0
+    for name in old:
+        if name not in new:
+            print(f"{name}: missing in {b}")
+            changed += 1
+        elif old[name] != new[name]:
+            changed += 1
+            print(f"{name}: CHANGED")
+            for i, (mo, mn) in enumerate(zip(old[name]["models"], new[name]["models"])):
+                for key in mo:
+                    if mo[key] != mn[key]:
+                        print(f"  model {i} {key}: {str(mo[key])[:200]}\n     -> {str(mn[key])[:200]}")
+        else:
+            print(f"{name}: identical")
+    return 1 if changed else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dump", metavar="JSON")
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--compare", nargs=2, metavar="JSON")
+    args = parser.parse_args()
+    if args.compare:
+        return compare(*args.compare)
+    dump(args.dump, args.only)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
