@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import custom_operators, program
+from . import program
 from .expression import Expression
 from .parallel import run_in_threads
 
@@ -301,9 +301,6 @@ class ConstantFitter:
 
     def _run(self, jobs: list, keep_outputs: bool):
         """(constants per job, fitted flags, outputs or None) for (expression, starts) jobs."""
-        numpy_path = [j for j, (e, _) in enumerate(jobs) if custom_operators.takes_numpy_path(e)]
-        if numpy_path:  # operators numba did not compile: see .custom_operators
-            return self._run_apart(jobs, numpy_path, self._run_numpy, keep_outputs)
         library = jobs[0][0].library
         other = [j for j, (e, _) in enumerate(jobs)
                  if e.library is not library and e.library != library]
@@ -336,21 +333,6 @@ class ConstantFitter:
                 parts[j], fitted[j] = c[k], f[k]
                 if keep_outputs:
                     outputs[j] = o[k]
-        return parts, fitted, outputs
-
-    def _run_numpy(self, jobs: list, keep_outputs: bool):
-        """:meth:`_run` on the NumPy path, one job at a time (see .custom_operators)."""
-        n, s = len(self.target), self.settings
-        parts, fitted = [], np.zeros(len(jobs), dtype=np.bool_)
-        outputs = [] if keep_outputs else None
-        for j, (expression, starts) in enumerate(jobs):
-            c = custom_operators.fit(expression, self.X, self.target, self.sqrt_w, starts,
-                                     s.max_nfev, s.xtol, s.ftol)
-            fitted[j] = c is not None
-            parts.append(c if c is not None else np.full(expression.n_constants, np.nan))
-            if keep_outputs:
-                outputs.append(custom_operators.evaluate(expression, self.X, c) if c is not None
-                               else np.full(n, np.nan))
         return parts, fitted, outputs
 
     def _fit_share(self, batch: _Batch, share: np.ndarray, constants, fitted, Y,

@@ -10,22 +10,20 @@ with central finite differences, and the SymPy form computes what the function
 computes (so that displayed formulas mean what is predicted).
 
 The operator then runs where the built-in ones do, in the compiled kernels of
-:mod:`.program`: numba compiles the function and its derivative(s) on numbers
-(``float64`` in, ``float64`` out) to C functions, whose addresses the kernels
-receive in the library's operator table (:func:`.program.operator_table`).
-Evaluation, the Jacobian and the Levenberg–Marquardt fit all call those same
-functions, so what is fitted is what is predicted. Numbers the compiled
-functions give must agree with the NumPy ones on the probe grid (to round-off).
-
-A function numba cannot compile (one calling SciPy, say) or whose compiled
-form computes something else still works, on the slower NumPy path of this
-module: a formula holding such an operator is evaluated one array at a time
-(every other node by the compiled :func:`.program.apply_rows`), its Jacobian by
-reverse mode through the same derivatives, and its constants fitted by SciPy's
-Levenberg–Marquardt from the constant fitter's starting points.
-:attr:`Operator.compiled` tells which path an operator takes. A scalar function
-numba compiles but NumPy cannot apply to arrays (``math.erf``) can be given as
-``numba.vectorize(["float64(float64)"])(function)``, which works in both.
+:mod:`.program`, which receive in the library's operator table
+(:func:`.program.operator_table`) the addresses of C functions that apply the
+function and its derivative(s) to a block of rows. Numba compiles them from the
+function (``float64`` in, ``float64`` out) where it can, and the numbers they give
+must agree with the NumPy ones on the probe grid (to round-off). A function numba
+cannot compile (one calling SciPy, say), or whose compiled form computes
+something else, is called back instead: a C callback (:mod:`ctypes`) applies the
+NumPy function to the block, taking the GIL while it runs. Either way the same
+kernels evaluate the formula, take its Jacobian and fit its constants with the
+same Levenberg–Marquardt, so what is fitted is what is predicted, and whether
+numba compiles an operator changes only the speed. :attr:`Operator.compiled`
+tells which. A scalar function numba compiles but NumPy cannot apply to arrays
+(``math.erf``) can be given as ``numba.vectorize(["float64(float64)"])(function)``,
+which works in both.
 
 A fitted model carries its operators' definitions: pickles hold the functions
 by value (with cloudpickle, which comes with joblib), and numba compiles them
@@ -36,10 +34,10 @@ registered again (or the :class:`Operator` in the parameters).
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import inspect
 import logging
-import math
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
@@ -48,7 +46,6 @@ from typing import Callable
 import numba
 import numpy as np
 import sympy
-from scipy.optimize import least_squares
 
 from . import program
 
@@ -58,15 +55,19 @@ logger = logging.getLogger(__name__)
 
 _PROBE = np.linspace(-3.0, 3.0, 121) + 0.0123  # off the integers and 0, where many ops break
 _REGISTRY: dict[str, "Operator"] = {}
-_C_SIGNATURE = "float64(float64, float64)"  # every function, unary ones ignoring b
+# The C functions of the operator table: f(a, b, out, n) writes out[:n]; unary ones ignore b.
+_ROWS_SIGNATURE = numba.types.void(*[numba.types.CPointer(numba.types.float64)] * 3,
+                                   numba.types.int64)
+_ROWS_CALLBACK = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * 3, ctypes.c_int64)
 
 
 @dataclass(frozen=True)
-class CompiledOperator:
-    """An operator's functions compiled by numba to C functions ``double f(double, double)``."""
+class OperatorKernels:
+    """An operator's functions as the C functions of a row of the operator table."""
 
-    functions: tuple  # numba cfunc objects: they hold the code the addresses point to
+    functions: tuple  # numba cfuncs or ctypes callbacks: they hold what the addresses point to
     row: tuple[int, int, int]  # its row of the operator table: value, ∂/∂a, ∂/∂b (0: none)
+    compiled: bool  # by numba; else calls back into the NumPy functions
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,8 +90,8 @@ class Operator:
 
     Notes
     -----
-    :attr:`compiled` holds the functions numba compiled for the kernels, or None for an
-    operator on the NumPy path (see the module docstring). Copies of an operator are the
+    :attr:`kernels` holds the C functions the compiled kernels call, and :attr:`compiled`
+    whether numba compiled them (see the module docstring). Copies of an operator are the
     operator itself: it is immutable, and so a ``clone`` keeps what was compiled.
     """
 
@@ -103,6 +104,11 @@ class Operator:
     @property
     def arity(self) -> int:
         return 2 if isinstance(self.derivative, (tuple, list)) else 1
+
+    @property
+    def derivatives(self) -> tuple[Callable, ...]:
+        """The partial derivative(s), one per argument."""
+        return tuple(self.derivative) if self.arity == 2 else (self.derivative,)
 
     @property
     def display_format(self) -> str:
@@ -130,15 +136,15 @@ class Operator:
         return self  # immutable: a copy (scikit-learn's clone) keeps the compiled functions
 
     @cached_property
-    def compiled(self) -> CompiledOperator | None:
-        """The functions compiled for the kernels, or None when the operator takes the
-        NumPy path (numba cannot compile them, or they compute something else)."""
-        return _compile(self)
+    def kernels(self) -> OperatorKernels:
+        """The C functions the kernels call: compiled by numba where it can, else calls back
+        into the NumPy functions (see the module docstring)."""
+        return _kernels(self)
 
     @property
-    def table_row(self) -> tuple[int, int, int]:
-        """The operator's row of :func:`.program.operator_table` (zeros on the NumPy path)."""
-        return self.compiled.row if self.compiled is not None else (0, 0, 0)
+    def compiled(self) -> bool:
+        """Whether numba compiled the operator (else the kernels call its NumPy functions)."""
+        return self.kernels.compiled
 
     def __reduce__(self):
         # By value: the functions are often lambdas or defined in a script's __main__.
@@ -155,8 +161,7 @@ class Operator:
 
     def partials(self, *args: np.ndarray) -> list[np.ndarray]:
         """The partial derivative(s) on float64 arrays, one ``(n,)`` array per argument."""
-        derivatives = self.derivative if self.arity == 2 else (self.derivative,)
-        return [_rows(d(*args), args[0].shape) for d in derivatives]
+        return [_rows(d(*args), args[0].shape) for d in self.derivatives]
 
 
 def _cloudpickle():
@@ -214,14 +219,17 @@ def registered_operator(name: str) -> Operator | None:
     return _REGISTRY.get(name)
 
 
+def registered_operators() -> dict[str, Operator]:
+    """Every registered operator by name (a copy)."""
+    return dict(_REGISTRY)
+
+
 def check_operator(operator: Operator) -> None:
     """Raise ValueError saying what is wrong with ``operator``, if anything."""
-    from .library import BINARY_OPERATORS, UNARY_OPERATORS
-
     name = operator.name
     if not isinstance(name, str) or not name.isidentifier() or name in ("c",):
         raise ValueError(f"An operator's name must be a Python identifier, got {name!r}.")
-    if name in BINARY_OPERATORS or name in UNARY_OPERATORS:
+    if name in program.OPCODES:
         raise ValueError(f"{name!r} is a built-in operator; choose another name.")
     if name.startswith("x") and name[1:].isdigit():
         raise ValueError(f"{name!r} is the name of an input variable; choose another name.")
@@ -249,49 +257,83 @@ def check_operator(operator: Operator) -> None:
                          "points in [-3, 3]: it cannot fit data there.")
     _check_derivatives(operator, args, values, partials)
     _check_sympy(operator, args, values)
-    operator.compiled  # compiled (or found not to compile) now, not during a search
+    operator.kernels  # compiled (or found not to compile) now, not during a search
 
 
-def _compile(operator: Operator) -> CompiledOperator | None:
-    """``operator``'s functions compiled by numba, if it can and they compute what the
-    NumPy ones compute on the probe grid; else None (logged at info level)."""
-    derivatives = operator.derivative if operator.arity == 2 else (operator.derivative,)
+def _kernels(operator: Operator) -> OperatorKernels:
+    """``operator``'s C functions: numba's, if it compiles them and they compute what the
+    NumPy ones compute on the probe grid; else callbacks into the NumPy ones."""
+    functions = (operator.function, *operator.derivatives)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # numba's own warnings: the fallback says enough
-            functions = tuple(_c_function(f, operator.arity)
-                              for f in (operator.function, *derivatives))
-    except Exception as err:  # noqa: BLE001 - any reason numba gives means the NumPy path
-        logger.info("operator %r takes the NumPy path: numba cannot compile it (%s)",
+            compiled = _as_kernels([_compiled_rows(f, operator.arity) for f in functions], True)
+    except Exception as err:  # noqa: BLE001 - any reason numba gives means the callback
+        logger.info("operator %r is called back: numba cannot compile it (%s)",
                     operator.name, err)
-        return None
-    addresses = [f.address for f in functions]
-    compiled = CompiledOperator(functions, tuple(addresses + [0] * (3 - len(addresses))))
-    if not _compiled_agrees(operator, compiled):
-        logger.info("operator %r takes the NumPy path: compiled, it computes something else "
-                    "than its NumPy functions", operator.name)
-        return None
-    return compiled
+    else:
+        if _compiled_agrees(operator, compiled):
+            return compiled
+        logger.info("operator %r is called back: compiled, it computes something else than "
+                    "its NumPy functions", operator.name)
+    return _as_kernels([_callback_rows(f, operator.arity) for f in functions], False)
 
 
-def _c_function(function: Callable, arity: int):
-    """``function`` compiled to a C function of two numbers (a unary one ignores the second)."""
+def _as_kernels(functions: list, compiled: bool) -> OperatorKernels:
+    addresses = [_address(f) for f in functions]
+    return OperatorKernels(tuple(functions), tuple(addresses + [0] * (3 - len(addresses))),
+                           compiled)
+
+
+def _address(function) -> int:
+    return function.address if hasattr(function, "address") else ctypes.cast(
+        function, ctypes.c_void_p).value
+
+
+def _compiled_rows(function: Callable, arity: int):
+    """``function`` compiled to the C function of a row of the operator table."""
     if inspect.isfunction(function):  # plain Python; ufuncs and jitted ones are called as they are
         function = numba.njit(error_model="numpy")(function)
     if arity == 1:
-        def both(a, b):
-            return function(a)
+        def rows(a, b, out, n):
+            x, y = numba.carray(a, n), numba.carray(out, n)
+            for r in range(n):
+                y[r] = function(x[r])
     else:
-        def both(a, b):
-            return function(a, b)
-    return numba.cfunc(_C_SIGNATURE, error_model="numpy")(both)
+        def rows(a, b, out, n):
+            x, z, y = numba.carray(a, n), numba.carray(b, n), numba.carray(out, n)
+            for r in range(n):
+                y[r] = function(x[r], z[r])
+    return numba.cfunc(_ROWS_SIGNATURE, error_model="numpy")(rows)
 
 
-def _compiled_agrees(operator: Operator, compiled: CompiledOperator) -> bool:
+def _callback_rows(function: Callable, arity: int):
+    """A C callback applying the NumPy ``function`` to a block of rows: NaN on every row
+    where it raises (it was checked on the probe grid; a kernel cannot take an exception)."""
+    def rows(a, b, out, n):
+        result = _block(out, n)
+        try:
+            arguments = [_block(a, n), _block(b, n)][:arity]
+            for argument in arguments:
+                argument.flags.writeable = False  # the kernels' node values
+            with np.errstate(all="ignore"):
+                result[:] = _rows(function(*arguments), (n,))
+        except Exception as err:  # noqa: BLE001 - see the docstring
+            logger.debug("operator function %r raised %r: NaN", function, err)
+            result[:] = np.nan
+    return _ROWS_CALLBACK(rows)
+
+
+def _block(address: int, n: int) -> np.ndarray:
+    """The ``n`` float64 at ``address`` as an array (no copy)."""
+    return np.ctypeslib.as_array((ctypes.c_double * n).from_address(address))
+
+
+def _compiled_agrees(operator: Operator, compiled: OperatorKernels) -> bool:
     """Whether the compiled functions give the NumPy ones' numbers on the probe grid, to
     round-off (NumPy's vectorised loops and the C library may differ in the last bits)."""
     args = _probe_arguments(operator.arity)
-    op = program.CUSTOM_BINARY if operator.arity == 2 else program.CUSTOM_UNARY
+    op = program.custom_opcode(0, operator.arity)
     table = program.operator_table([compiled.row])
     second = args[1] if operator.arity == 2 else np.zeros_like(args[0])
     values = program.apply_rows(op, args[0], second, table)
@@ -357,127 +399,3 @@ def _check_sympy(operator, args, values) -> None:
         raise ValueError(f"Operator {operator.name!r}: its SymPy form {expr} does not compute "
                          "what its function computes, so displayed formulas would not mean "
                          "what is predicted.")
-
-
-# -------------------------------------------------------------- the NumPy path
-def node_values(expression, X: np.ndarray, c: np.ndarray) -> list[np.ndarray]:
-    """The value ``(n,)`` of every node of ``expression`` on the rows of ``X``, BFS order:
-    operators on the NumPy path by their NumPy function, the others by the kernels'."""
-    ops, args = expression.program
-    custom = expression.library.custom_operators
-    table = expression.library.operator_table
-    n = X.shape[0]
-    val: list = [None] * len(ops)
-    with np.errstate(all="ignore"):
-        for i in range(len(ops) - 1, -1, -1):  # children come after their parent
-            op, a = int(ops[i]), int(args[i])
-            if op == program.VARIABLE:
-                val[i] = np.ascontiguousarray(X[:, a], dtype=np.float64)
-            elif op == program.ONE:
-                val[i] = np.ones(n)
-            elif op == program.CONSTANT:
-                val[i] = np.full(n, c[a])
-            elif op >= program.CUSTOM_UNARY and custom[op % 100].compiled is None:
-                children = val[a:a + program.arity(op)]
-                val[i] = custom[op % 100].values(*children)
-            elif program.arity(op) == 2:
-                val[i] = program.apply_rows(op, val[a], val[a + 1], table)
-            else:
-                val[i] = program.apply_rows(op, val[a], np.zeros(n), table)
-    return val
-
-
-def evaluate(expression, X: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Output ``(n,)`` of ``expression`` at constants ``c`` (BFS order) on the rows of ``X``,
-    on the NumPy path (for a formula :func:`takes_numpy_path`)."""
-    return np.array(node_values(expression, X, c)[0], dtype=np.float64)
-
-
-def jacobian(expression, X: np.ndarray, c: np.ndarray,
-             values: list[np.ndarray] | None = None) -> np.ndarray:
-    """d output / d c ``(p, n)`` on the NumPy path, reverse mode; entries that are not
-    finite are 0 (as the compiled :func:`~cadsr_sklearn.program.jacobian`). ``values`` are
-    the node values at ``c``, when already computed."""
-    ops, args = expression.program
-    custom, table = expression.library.custom_operators, expression.library.operator_table
-    val = node_values(expression, X, c) if values is None else values
-    n = X.shape[0]
-    J = np.zeros((len(c), n))
-    adjoint: list = [None] * len(ops)
-    adjoint[0] = np.ones(n)
-    with np.errstate(all="ignore"):
-        for i in range(len(ops)):  # parents first: each node has one parent
-            op, a, g = int(ops[i]), int(args[i]), adjoint[i]
-            if op == program.CONSTANT:
-                J[a] = g
-            elif op >= program.CUSTOM_UNARY and custom[op % 100].compiled is None:
-                k = program.arity(op)
-                partials = custom[op % 100].partials(*val[a:a + k])
-                for child, partial in zip(range(a, a + k), partials):
-                    adjoint[child] = g * partial
-            elif op >= program.ADD:
-                right = val[a + 1] if program.arity(op) == 2 else np.zeros(n)
-                left_partial, right_partial = program.partials_rows(op, val[a], right, val[i],
-                                                                    table)
-                adjoint[a] = g * left_partial
-                if program.arity(op) == 2:
-                    adjoint[a + 1] = g * right_partial
-    J[~np.isfinite(J)] = 0.0
-    return J
-
-
-def fit(expression, X: np.ndarray, target: np.ndarray, sqrt_w: np.ndarray,
-        starts: np.ndarray, max_nfev: int, xtol: float, ftol: float) -> np.ndarray | None:
-    """Constants ``(p,)`` of ``expression`` fitted by least squares from each row of
-    ``starts``, the best fit kept; None when no start gives finite residuals."""
-    free = ~expression.fixed
-    best, best_cost = None, math.inf
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    for start in starts:
-        c = np.array(start, dtype=np.float64)
-        last: dict = {}  # the node values at the last θ: SciPy asks for the Jacobian there
-
-        def values_at(theta, c=c, last=last):
-            if last.get("theta") is None or not np.array_equal(last["theta"], theta):
-                c[free] = theta
-                last["theta"], last["values"] = theta.copy(), node_values(expression, X, c)
-            return last["values"]
-
-        def residuals(theta):
-            return (values_at(theta)[0] - target) * sqrt_w
-
-        def jac(theta, c=c):
-            values = values_at(theta)
-            return (jacobian(expression, X, c, values)[free] * sqrt_w).T
-
-        if not np.all(np.isfinite(residuals(c[free]))):
-            continue
-        method = "lm" if len(target) >= free.sum() else "trf"
-        try:
-            with np.errstate(all="ignore"):
-                solution = least_squares(residuals, c[free], jac=jac, method=method,
-                                         max_nfev=max_nfev, xtol=xtol, ftol=ftol)
-        except (ValueError, np.linalg.LinAlgError):
-            continue
-        if np.isfinite(solution.cost) and solution.cost < best_cost:
-            best_cost = solution.cost
-            best = c.copy()
-            best[free] = solution.x
-    return best
-
-
-def takes_numpy_path(expression) -> bool:
-    """Whether ``expression`` holds an operator that numba did not compile."""
-    uncompiled = expression.library.numpy_path_opcodes
-    return bool(uncompiled) and bool(np.isin(expression.program[0], uncompiled).any())
-
-
-def apply_scalar(library, op: int, a: float, b: float) -> float:
-    """The value of operator ``op`` at numbers: :func:`program.apply`, or the NumPy
-    function of one on the NumPy path."""
-    if op < program.CUSTOM_UNARY or library.custom_operators[op % 100].compiled is not None:
-        return program.apply(op, a, b, library.operator_table)
-    operator = library.custom_operators[op % 100]
-    args = (np.array([a]), np.array([b]))[:operator.arity]
-    with np.errstate(all="ignore"):
-        return float(operator.values(*args)[0])

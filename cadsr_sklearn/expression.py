@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-from . import custom_operators, program
+from . import program
 from .library import Library
 from .display import rounded_latex
 from .positions import tree_positions
@@ -54,7 +54,7 @@ def _token_ids(tokens: Sequence[int]) -> tuple[int, ...]:
 
 def _first_children(tokens: tuple[int, ...], library: Library) -> tuple[list[int] | None, str]:
     """BFS index of every node's first child, or ``None`` and why the tree is malformed."""
-    arity = library._arity_list
+    arity = library.arity_by_id
     n_tokens = len(arity)
     if not tokens:
         return None, "the sequence is empty"
@@ -210,7 +210,7 @@ class Expression:
     def children(self, i: int) -> range:
         """BFS indices of the children of node ``i``."""
         first = self._first[i]
-        return range(first, first + self.library._arity_list[self.tokens[i]])
+        return range(first, first + self.library.arity_by_id[self.tokens[i]])
 
     def positions(self) -> tuple[np.ndarray, np.ndarray]:
         """Dual index (depth, horizontal) of every node, in BFS order."""
@@ -282,7 +282,7 @@ class Expression:
     ) -> "Expression":
         """Build from preorder token ids; ``constants`` are in preorder."""
         prefix = _token_ids(prefix)
-        arity = library._arity_list
+        arity = library.arity_by_id
         root = None
         open_nodes: list[Node] = []  # nodes still missing children, innermost last
         for pos, t in enumerate(prefix):
@@ -356,8 +356,6 @@ class Expression:
             )
         ops, args = self.program
         c = self._constant_values(constants)
-        if custom_operators.takes_numpy_path(self):
-            return custom_operators.evaluate(self, X, c)
         return program.evaluate(ops, args, np.ascontiguousarray(X), c, self.library.operator_table)
 
     def jacobian(self, X: np.ndarray) -> np.ndarray:
@@ -367,11 +365,8 @@ class Expression:
         finite are 0 (the fit's convention). Fixed literals have rows too.
         """
         X = np.ascontiguousarray(X, dtype=np.float64)
-        with np.errstate(all="ignore"):
-            if custom_operators.takes_numpy_path(self):
-                return custom_operators.jacobian(self, X, self.constants)
-            ops, args = self.program
-            return program.jacobian(ops, args, X, self.constants, self.library.operator_table)
+        ops, args = self.program
+        return program.jacobian(ops, args, X, self.constants, self.library.operator_table)
 
     def is_valid_on(self, X: np.ndarray) -> bool:
         """Whether the output is finite on every row of ``X``."""
@@ -391,9 +386,9 @@ class Expression:
                 out[i] = 1.0
             elif program.arity(op) == 2:
                 if out[a] is not None and out[a + 1] is not None:
-                    out[i] = custom_operators.apply_scalar(self.library, op, out[a], out[a + 1])
+                    out[i] = program.apply(op, out[a], out[a + 1], self.library.operator_table)
             elif program.arity(op) == 1 and out[a] is not None:
-                out[i] = custom_operators.apply_scalar(self.library, op, out[a], 0.0)
+                out[i] = program.apply(op, out[a], 0.0, self.library.operator_table)
         return out
 
     # ----------------------------------------------------------------- export
@@ -502,8 +497,8 @@ def _apply_sympy(tok, args: list, values: list, library: Library) -> sympy.Expr:
         except TypeError:  # a complex SymPy number: leave it to SymPy
             floats = None
         if floats is not None:
-            value = custom_operators.apply_scalar(library, tok.opcode, floats[0],
-                                                  floats[1] if len(floats) > 1 else 0.0)
+            value = program.apply(tok.opcode, floats[0], floats[1] if len(floats) > 1 else 0.0,
+                                  library.operator_table)
             return _sympy_number(value, exact=all(a.is_Rational for a in args))
     if name in ("div", "inv") and args[-1].is_number and args[-1].is_zero:
         # Only a folded zero knows its sign; x/(-0.0) = -x*inf.
@@ -554,9 +549,9 @@ def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,
     if not expressions:
         return Y
     library = expressions[0].library
-    custom = [j for j, e in enumerate(expressions) if custom_operators.takes_numpy_path(e)
-              or (e.library is not library and e.library != library)]
-    if custom:  # one at a time: the NumPy path, or another library's operator table
+    custom = [j for j, e in enumerate(expressions)
+              if e.library is not library and e.library != library]
+    if custom:  # one at a time: another library's operator table
         for j in custom:
             Y[j] = expressions[j].evaluate(X)
             if stop_at_nonfinite and not np.all(np.isfinite(Y[j])):

@@ -21,8 +21,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import sympy
 
-from .custom_operators import Operator, check_operator, registered_operator
-from .program import CONSTANT, CUSTOM_BINARY, CUSTOM_UNARY, ONE, OPCODES, VARIABLE, operator_table
+from .custom_operators import Operator, check_operator, registered_operator, registered_operators
+from .program import CONSTANT, ONE, OPCODES, VARIABLE, custom_opcode, operator_table
 
 __all__ = [
     "Token",
@@ -194,7 +194,7 @@ def check_operators(binary_operators: Sequence, unary_operators: Sequence,
             misplaced += "".join(f" ({name!r} is a custom operator of arity {op.arity}.)"
                                  for name in unknown
                                  if (op := registered_operator(name)) is not None)
-            custom = sorted(n for n, op in _registry_items() if op.arity == arity)
+            custom = sorted(n for n, op in registered_operators().items() if op.arity == arity)
             choices = sorted(table) + custom
             raise ValueError(f"Unknown {role} {unknown}; choose from {choices}, or register "
                              f"your own with cadsr_sklearn.register_operator.{misplaced}")
@@ -214,12 +214,6 @@ def _custom(entry, arity: int) -> Operator | None:
     operator = entry if isinstance(entry, Operator) else (
         registered_operator(entry) if isinstance(entry, str) else None)
     return operator if operator is not None and operator.arity == arity else None
-
-
-def _registry_items():
-    from .custom_operators import _REGISTRY
-
-    return list(_REGISTRY.items())
 
 
 class Library:
@@ -255,15 +249,12 @@ class Library:
         custom: list[Operator] = []
         binary = [self._token(entry, 2, BINARY_OPERATORS, custom) for entry in binary_operators]
         unary = [self._token(entry, 1, UNARY_OPERATORS, custom) for entry in unary_operators]
-        #: The custom operators among the tokens; op code 100 + k (unary) or 200 + k (binary).
+        #: The custom operators among the tokens, k-th with op code
+        #: :func:`.program.custom_opcode` (k, arity).
         self.custom_operators: tuple[Operator, ...] = tuple(custom)
-        #: Row k: the addresses of custom operator k's compiled functions, which the
+        #: Row k: the addresses of the C functions of custom operator k, which the
         #: compiled kernels call (see :func:`.program.operator_table`).
-        self.operator_table: np.ndarray = operator_table(op.table_row for op in custom)
-        #: Op codes of the custom operators numba did not compile (they take the NumPy path).
-        self.numpy_path_opcodes: tuple[int, ...] = tuple(
-            t.opcode for t in binary + unary
-            if t.opcode >= CUSTOM_UNARY and custom[t.opcode % 100].compiled is None)
+        self.operator_table: np.ndarray = operator_table(op.kernels.row for op in custom)
         variables = [
             Token(f"x{i}", 0, VARIABLE, None, f"x{i}", "variable", feature=i)
             for i in range(int(n_features))
@@ -306,7 +297,7 @@ class Library:
         )
         # Plain-Python copies of the per-token facts, for the per-node loops of
         # Expression (indexing NumPy arrays with Python ints is several times slower).
-        self._arity_list: tuple[int, ...] = tuple(t.arity for t in self.tokens)
+        self.arity_by_id: tuple[int, ...] = tuple(t.arity for t in self.tokens)
         # Per token id, what a program (see .program) holds for it.
         self.opcodes = np.array([t.opcode for t in self.tokens], dtype=np.int32)
         self.features = np.array([-1 if t.feature is None else t.feature for t in self.tokens],
@@ -321,8 +312,8 @@ class Library:
         if isinstance(entry, Operator):
             check_operator(operator)  # one given directly was never checked
         custom.append(operator)
-        base = CUSTOM_BINARY if arity == 2 else CUSTOM_UNARY
-        return Token(operator.name, arity, base + len(custom) - 1, operator.sympy_function,
+        return Token(operator.name, arity, custom_opcode(len(custom) - 1, arity),
+                     operator.sympy_function,
                      operator.display_format, "binary" if arity == 2 else "unary")
 
     def __len__(self) -> int:

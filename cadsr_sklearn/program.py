@@ -54,8 +54,10 @@ SIN, COS, TAN, LOG, SQRT, EXP, SQUARE, CUBE, NEG, INV, TANH, ABS = range(9, 21)
 _FIRST_UNARY = SIN
 #: Op codes of user-registered operators (:mod:`.custom_operators`): 100 + k for a unary
 #: one, 200 + k for a binary one, k its place in the library's ``custom_operators`` and
-#: its row in the operator table.
+#: its row in the operator table (:func:`custom_opcode`, :func:`custom_index`).
 CUSTOM_UNARY, CUSTOM_BINARY = 100, 200
+#: How many custom operators one library can hold (the op codes' room).
+MAX_CUSTOM = CUSTOM_BINARY - CUSTOM_UNARY
 #: The operator table of a library without custom operators.
 NO_CUSTOM = np.zeros((0, 3), dtype=np.int64)
 
@@ -76,10 +78,18 @@ def arity(op: int) -> int:
     return 2 if ADD <= op < _FIRST_UNARY else 1 if op >= _FIRST_UNARY else 0
 
 
+def custom_opcode(k: int, arity: int) -> int:
+    """The op code of custom operator ``k`` (its row of the operator table) of ``arity``."""
+    if not 0 <= k < MAX_CUSTOM:
+        raise ValueError(f"A library holds at most {MAX_CUSTOM} custom operators.")
+    return (CUSTOM_BINARY if arity == 2 else CUSTOM_UNARY) + k
+
+
 def operator_table(rows) -> np.ndarray:
     """The operator table ``(K, 3)`` int64 of custom operators 0 … K−1: per row the
-    addresses of the compiled C functions ``double f(double a, double b)`` computing the
-    value, ∂/∂a and ∂/∂b (0 for a function that is not compiled; the kernels give NaN)."""
+    addresses of the C functions ``void f(const double *a, const double *b, double *out,
+    int64 n)`` that write the value, ∂/∂a and ∂/∂b on ``n`` rows (0 for none: the kernels
+    give NaN). A unary operator's functions ignore ``b``."""
     return np.array(list(rows), dtype=np.int64).reshape(-1, 3)
 
 
@@ -95,17 +105,31 @@ def _jit(**options):
 
 # ---------------------------------------------------------------------------- operators
 @intrinsic
-def _call(typingctx, address, a, b):
-    """``f(a, b)`` for the compiled C function ``double f(double, double)`` at ``address``."""
-    signature = types.float64(types.int64, types.float64, types.float64)
+def _call_rows(typingctx, address, a, b, out, n):
+    """``f(a, b, out, n)`` for the C function ``void f(const double *a, const double *b,
+    double *out, int64 n)`` at ``address``, on the data of contiguous arrays."""
+    arrays = (a, b, out)
+    if not all(isinstance(t, types.Array) and t.dtype == types.float64 and t.ndim == 1
+               and t.layout == "C" for t in arrays):
+        return None  # a strided view has no pointer to hand over: a typing error, not garbage
+    signature = types.void(types.int64, a, b, out, types.int64)
 
     def codegen(context, builder, sig, llvm_args):
-        double = ir.DoubleType()
-        function = builder.inttoptr(llvm_args[0],
-                                    ir.FunctionType(double, [double, double]).as_pointer())
-        return builder.call(function, llvm_args[1:])
+        pointer = ir.DoubleType().as_pointer()
+        function_type = ir.FunctionType(ir.VoidType(), [pointer, pointer, pointer, ir.IntType(64)])
+        function = builder.inttoptr(llvm_args[0], function_type.as_pointer())
+        data = [context.make_array(t)(context, builder, v).data
+                for t, v in zip(sig.args[1:4], llvm_args[1:4])]
+        builder.call(function, [*data, llvm_args[4]])
+        return context.get_dummy_value()
 
     return signature, codegen
+
+
+@_jit()
+def custom_index(op):
+    """The row of the operator table of custom operator code ``op`` (:func:`custom_opcode`)."""
+    return op - (CUSTOM_BINARY if op >= CUSTOM_BINARY else CUSTOM_UNARY)
 
 
 @_jit()
@@ -115,13 +139,23 @@ def _binary(op):
 
 
 @_jit()
-def _custom(op, which, a, b, table):
-    """Function ``which`` (0 the value, 1 ∂/∂a, 2 ∂/∂b) of custom operator ``op`` at (a, b):
-    NaN where ``table`` has none (a table that is not the program's library's)."""
-    k = op % 100
+def _custom_rows(op, which, a, b, out, n, table):
+    """out[:n] ← function ``which`` (0 the value, 1 ∂/∂a, 2 ∂/∂b) of custom operator ``op``
+    on a[:n] (and b[:n]): one call through ``table`` for the whole block of rows. NaN
+    where ``table`` has no such function (a table that is not the program's library's)."""
+    k = custom_index(op)
     if k >= table.shape[0] or table[k, which] == 0:
-        return math.nan
-    return _call(table[k, which], a, b)
+        out[:n] = math.nan
+    else:
+        _call_rows(table[k, which], a, b, out, n)
+
+
+@_jit()
+def _custom(op, which, a, b, table):
+    """:func:`_custom_rows` at one pair of numbers."""
+    out = np.empty(1)
+    _custom_rows(op, which, np.full(1, a), np.full(1, b), out, 1, table)
+    return out[0]
 
 
 @_jit()
@@ -266,20 +300,29 @@ def d_right(op, a, b, v, table=NO_CUSTOM):
 
 @_jit()
 def apply_rows(op, a, b, table):
-    """:func:`apply` row by row: the value ``(n,)`` of an operator on ``(n,)`` arrays."""
+    """:func:`apply` on ``(n,)`` arrays: the value ``(n,)`` of an operator, row by row."""
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     out = np.empty(len(a))
-    for r in range(len(a)):
-        out[r] = _value(op, a[r], b[r], table)
+    if op >= CUSTOM_UNARY:
+        _custom_rows(op, 0, a, b, out, len(a), table)
+    else:
+        for r in range(len(a)):
+            out[r] = _apply(op, a[r], b[r])
     return out
 
 
 @_jit()
 def partials_rows(op, a, b, v, table):
-    """(∂v/∂a, ∂v/∂b) ``(n,)`` each of an operator, row by row (:func:`d_left`,
+    """(∂v/∂a, ∂v/∂b) ``(n,)`` each of an operator on ``(n,)`` arrays (:func:`d_left`,
     :func:`d_right`)."""
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     left, right = np.empty(len(a)), np.empty(len(a))
-    for r in range(len(a)):
-        left[r], right[r] = _partials(op, a[r], b[r], v[r], table)
+    if op >= CUSTOM_UNARY:
+        _custom_rows(op, 1, a, b, left, len(a), table)
+        _custom_rows(op, 2, a, b, right, len(a), table)
+    else:
+        for r in range(len(a)):
+            left[r], right[r] = _d_left(op, a[r], b[r], v[r]), _d_right(op, a[r], b[r], v[r])
     return left, right
 
 
@@ -320,8 +363,7 @@ def _forward(ops, args, X, r0, n, c, val, nodes, table):
         elif op >= CUSTOM_UNARY:  # a loop of its own: see the module docstring
             left = val[args[i]]
             right = val[args[i] + 1] if op >= CUSTOM_BINARY else left  # unary ones ignore it
-            for r in range(n):
-                out[r] = _custom(op, 0, left[r], right[r], table)
+            _custom_rows(op, 0, left, right, out, n, table)
         elif op < _FIRST_UNARY:
             left, right = val[args[i]], val[args[i] + 1]
             for r in range(n):
@@ -488,12 +530,12 @@ def _jacobian(v, args, val, n, sqrt_w, J, adj, table):
             out, left = val[i], val[a]
             if op >= CUSTOM_UNARY:  # a loop of its own: see the module docstring
                 right = val[a + 1] if op >= CUSTOM_BINARY else left  # unary ones ignore it
-                if v.dynamic[a]:
-                    for r in range(n):
-                        adj[a, r] = g[r] * _custom(op, 1, left[r], right[r], table)
-                if op >= CUSTOM_BINARY and v.dynamic[a + 1]:
-                    for r in range(n):
-                        adj[a + 1, r] = g[r] * _custom(op, 2, left[r], right[r], table)
+                for child in range(a, a + 1 + (op >= CUSTOM_BINARY)):
+                    if v.dynamic[child]:
+                        partial = adj[child]  # ∂node/∂child first, then times the adjoint
+                        _custom_rows(op, 1 + child - a, left, right, partial, n, table)
+                        for r in range(n):
+                            partial[r] = g[r] * partial[r]
             elif op < _FIRST_UNARY:
                 right = val[a + 1]
                 if v.dynamic[a]:
@@ -948,7 +990,7 @@ def warm_up() -> None:
                   fitted_constants, fitted, np.empty((1, len(target))), NO_CUSTOM)
     evaluate(ops, args, X, np.ones(2))
     column = X[:, 0].copy()
-    apply_rows(ADD, column, column, NO_CUSTOM)  # the NumPy path of custom operators
+    apply_rows(ADD, column, column, NO_CUSTOM)  # the registration check of custom operators
     partials_rows(ADD, column, column, column, NO_CUSTOM)
     evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True,
                    NO_CUSTOM)

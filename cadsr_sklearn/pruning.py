@@ -108,7 +108,7 @@ def _edits(expression: Expression) -> Iterator[Expression]:
     values = iter(expression.prefix_constants().tolist())
     held = [next(values) if t == library.const_id else None for t in prefix]  # per position
     seen = {tuple(prefix)}
-    arity = library._arity_list
+    arity = library.arity_by_id
     variants = [(prefix, range(len(prefix)))]
     for i, swapped in _swaps(prefix, library):
         # A swap pays off only with a removal at the swapped node or just below it.
@@ -125,7 +125,7 @@ def _edits(expression: Expression) -> Iterator[Expression]:
 def _removals(prefix: list[int], held: list, library, starts: Sequence[int]):
     """(preorder sequence, per-position constants) with the subtree at one of ``starts``
     replaced by a child, ``c`` or ``1``."""
-    arity = library._arity_list
+    arity = library.arity_by_id
     leaves = [t for t in (library.const_id, library.one_id) if t is not None]
     for start in starts:
         end = _subtree_end(prefix, start, arity)
@@ -143,7 +143,7 @@ def _swaps(prefix: list[int], library) -> Iterator[tuple[int, list[int]]]:
     """(position, preorder sequence) with that operator replaced by another of its arity."""
     same_arity = {1: [int(t) for t in library.unary_ids], 2: [int(t) for t in library.binary_ids]}
     for i, token in enumerate(prefix):
-        for other in same_arity.get(library._arity_list[token], ()):
+        for other in same_arity.get(library.arity_by_id[token], ()):
             if other != token:
                 yield i, prefix[:i] + [other] + prefix[i + 1:]
 
