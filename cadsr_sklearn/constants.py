@@ -4,7 +4,7 @@ Every sampled expression with constant tokens has its constants fitted by
 Levenberg–Marquardt (LM) least squares before it is scored, as in the paper.
 The whole fit of an expression — forward pass, reverse-mode Jacobian, damped
 normal equations, the retry from all ones and the integer-exponent path — runs
-in compiled code (:mod:`.program`); this module decides what to fit, from
+in compiled code (:mod:`.levenberg_marquardt`); this module decides what to fit, from
 where, on which rows and on how many threads, and keeps the results.
 
 Fitting uses a random subsample of at most ``const_fit_samples`` rows, drawn once
@@ -30,7 +30,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import program
+from . import levenberg_marquardt
 from .expression import Expression
 from .parallel import run_in_threads
 
@@ -38,7 +38,7 @@ __all__ = ["ConstantFitter", "LMSettings", "fit_key"]
 
 logger = logging.getLogger(__name__)
 
-LMSettings = program.LMSettings
+LMSettings = levenberg_marquardt.LMSettings
 
 _INITS = ("near_one", "uniform", "ones")
 _NO_CONSTANTS = object()
@@ -342,14 +342,14 @@ class ConstantFitter:
                      batch.const_start, batch.fixed)
         data = (self.X, self.target, self.sqrt_w, self.settings, constants, fitted, Y, table)
         try:
-            program.fit_batch(*arguments, share, *data)
+            levenberg_marquardt.fit_batch(*arguments, share, *data)
             return 0
         except Exception as error:  # noqa: BLE001 - isolated below, counted, logged
             logger.debug("a batch of constant fits raised %r; refitting one at a time", error)
         errors = 0
         for j in share:
             try:
-                program.fit_batch(*arguments, np.array([j]), *data)
+                levenberg_marquardt.fit_batch(*arguments, np.array([j]), *data)
             except Exception as error:  # noqa: BLE001 - one fit must not end the search
                 fitted[j] = False
                 errors += 1

@@ -10,8 +10,8 @@ with central finite differences, and the SymPy form computes what the function
 computes (so that displayed formulas mean what is predicted).
 
 The operator then runs where the built-in ones do, in the compiled kernels of
-:mod:`.program`, which receive in the library's operator table
-(:func:`.program.operator_table`) the addresses of C functions that apply the
+:mod:`.program` and :mod:`.levenberg_marquardt`, which receive in the library's operator table
+(:func:`.opcodes.operator_table`) the addresses of C functions that apply the
 function and its derivative(s) to a block of rows. Numba compiles them from the
 function (``float64`` in, ``float64`` out) where it can, and the numbers they give
 must agree with the NumPy ones on the probe grid (to round-off). A function numba
@@ -47,7 +47,7 @@ import numba
 import numpy as np
 import sympy
 
-from . import program
+from . import opcodes, operations
 
 __all__ = ["Operator", "register_operator", "registered_operator", "unregister_operator"]
 
@@ -229,7 +229,7 @@ def check_operator(operator: Operator) -> None:
     name = operator.name
     if not isinstance(name, str) or not name.isidentifier() or name in ("c",):
         raise ValueError(f"An operator's name must be a Python identifier, got {name!r}.")
-    if name in program.OPCODES:
+    if name in opcodes.OPCODES:
         raise ValueError(f"{name!r} is a built-in operator; choose another name.")
     if name.startswith("x") and name[1:].isdigit():
         raise ValueError(f"{name!r} is the name of an input variable; choose another name.")
@@ -333,11 +333,11 @@ def _compiled_agrees(operator: Operator, compiled: OperatorKernels) -> bool:
     """Whether the compiled functions give the NumPy ones' numbers on the probe grid, to
     round-off (NumPy's vectorised loops and the C library may differ in the last bits)."""
     args = _probe_arguments(operator.arity)
-    op = program.custom_opcode(0, operator.arity)
-    table = program.operator_table([compiled.row])
+    op = opcodes.custom_opcode(0, operator.arity)
+    table = opcodes.operator_table([compiled.row])
     second = args[1] if operator.arity == 2 else np.zeros_like(args[0])
-    values = program.apply_rows(op, args[0], second, table)
-    partials = program.partials_rows(op, args[0], second, values, table)[:operator.arity]
+    values = operations.apply_rows(op, args[0], second, table)
+    partials = operations.partials_rows(op, args[0], second, values, table)[:operator.arity]
     with np.errstate(all="ignore"):
         expected = [operator.values(*args), *operator.partials(*args)]
     for got, want in zip([values, *partials], expected):

@@ -19,7 +19,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from threadpoolctl import threadpool_limits
 
 from ._version import __version__
-from . import program
+from . import levenberg_marquardt
 from .devices import resolve_device, torch_threads
 from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, r2_from_loss, round_floats,
                       rounded_latex, symbol_names)
@@ -654,7 +654,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.
-        program.warm_up()
+        levenberg_marquardt.warm_up()
         progress = Progress(self.n_epochs, self.max_time, self.verbose, search.y_variance,
                             self._feature_names(), X)
         try:

@@ -2,7 +2,7 @@
 
 Every export is the token tree that :meth:`~cadsr_sklearn.CADSRRegressor.predict`
 evaluates, written out node by node in the same order of operations as the
-compiled interpreter (:func:`cadsr_sklearn.program.apply`), with each constant
+compiled interpreter (:func:`cadsr_sklearn.operations.apply`), with each constant
 at full float64 precision (``repr``: it reads back as the same double). The
 semantics are the interpreter's plain IEEE ones: ``log`` of a negative number
 and ``sqrt`` of one are NaN, ``1/0`` is inf, a negative base to a non-integer
@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from . import program
+from . import opcodes
 from .expression import Expression
 
 __all__ = ["TARGETS", "FormulaModule", "to_numpy", "to_torch", "to_jax", "to_python_source",
@@ -85,7 +85,7 @@ def _infix(expression: Expression, dialect: _Dialect, names: Sequence[str]) -> s
             text[i] = dialect.constant(k, float(expression.constants[k]))
         elif token.kind == "one":
             text[i] = dialect.one
-        elif token.opcode >= program.CUSTOM_UNARY:
+        elif token.opcode >= opcodes.CUSTOM_UNARY:
             if not dialect.custom:
                 raise ValueError(f"The formula uses the custom operator {token.name!r}, which "
                                  "is defined by its Python function only: export it with "

@@ -26,7 +26,7 @@ from typing import Sequence
 import numpy as np
 import sympy
 
-from . import program
+from . import opcodes, operations, program
 from .library import Library
 from .display import rounded_latex
 from .positions import tree_positions
@@ -380,15 +380,15 @@ class Expression:
         out: list = [None] * len(self.tokens)
         for i in range(len(self.tokens) - 1, -1, -1):
             op, a = int(ops[i]), int(args[i])
-            if op == program.CONSTANT and fold_constants:
+            if op == opcodes.CONSTANT and fold_constants:
                 out[i] = float(values[a])
-            elif op == program.ONE:
+            elif op == opcodes.ONE:
                 out[i] = 1.0
-            elif program.arity(op) == 2:
+            elif opcodes.arity(op) == 2:
                 if out[a] is not None and out[a + 1] is not None:
-                    out[i] = program.apply(op, out[a], out[a + 1], self.library.operator_table)
-            elif program.arity(op) == 1 and out[a] is not None:
-                out[i] = program.apply(op, out[a], 0.0, self.library.operator_table)
+                    out[i] = operations.apply(op, out[a], out[a + 1], self.library.operator_table)
+            elif opcodes.arity(op) == 1 and out[a] is not None:
+                out[i] = operations.apply(op, out[a], 0.0, self.library.operator_table)
         return out
 
     # ----------------------------------------------------------------- export
@@ -497,7 +497,7 @@ def _apply_sympy(tok, args: list, values: list, library: Library) -> sympy.Expr:
         except TypeError:  # a complex SymPy number: leave it to SymPy
             floats = None
         if floats is not None:
-            value = program.apply(tok.opcode, floats[0], floats[1] if len(floats) > 1 else 0.0,
+            value = operations.apply(tok.opcode, floats[0], floats[1] if len(floats) > 1 else 0.0,
                                   library.operator_table)
             return _sympy_number(value, exact=all(a.is_Rational for a in args))
     if name in ("div", "inv") and args[-1].is_number and args[-1].is_zero:

@@ -1,7 +1,7 @@
 """The token library: every symbol an expression tree can hold.
 
 A :class:`Token` carries its arity, its operation code (the compiled value and
-derivatives in :mod:`.program`), the SymPy function it exports to and a display
+derivatives in :mod:`.operations`), the SymPy function it exports to and a display
 form. A :class:`Library` is the ordered
 token set of one search; token ids are indices into it and are what the policy
 sees.
@@ -22,7 +22,7 @@ import numpy as np
 import sympy
 
 from .custom_operators import Operator, check_operator, registered_operator, registered_operators
-from .program import CONSTANT, ONE, OPCODES, VARIABLE, custom_opcode, operator_table
+from .opcodes import CONSTANT, ONE, OPCODES, VARIABLE, custom_opcode, operator_table
 
 __all__ = [
     "Token",
@@ -47,7 +47,7 @@ class Token:
     arity : int
         Number of children: 2, 1 or 0 (terminal).
     opcode : int
-        Operation code of the compiled interpreter (:data:`.program.OPCODES`),
+        Operation code of the compiled interpreter (:data:`.opcodes.OPCODES`),
         which holds the one implementation of the token's value and derivatives.
     sympy_function : callable or None
         Builds the SymPy form from the children's SymPy forms.
@@ -250,10 +250,10 @@ class Library:
         binary = [self._token(entry, 2, BINARY_OPERATORS, custom) for entry in binary_operators]
         unary = [self._token(entry, 1, UNARY_OPERATORS, custom) for entry in unary_operators]
         #: The custom operators among the tokens, k-th with op code
-        #: :func:`.program.custom_opcode` (k, arity).
+        #: :func:`.opcodes.custom_opcode` (k, arity).
         self.custom_operators: tuple[Operator, ...] = tuple(custom)
         #: Row k: the addresses of the C functions of custom operator k, which the
-        #: compiled kernels call (see :func:`.program.operator_table`).
+        #: compiled kernels call (see :func:`.opcodes.operator_table`).
         self.operator_table: np.ndarray = operator_table(op.kernels.row for op in custom)
         variables = [
             Token(f"x{i}", 0, VARIABLE, None, f"x{i}", "variable", feature=i)

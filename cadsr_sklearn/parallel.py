@@ -1,7 +1,8 @@
 """Threads over the items of a batch: how many, and how the work is shared.
 
-The compiled kernels of :mod:`.program` release the GIL, so threads of one
-process run them on every core without copying the data to worker processes.
+The compiled kernels (:mod:`.program`, :mod:`.levenberg_marquardt`) release the
+GIL, so threads of one process run them on every core without copying the data
+to worker processes.
 Each item's result depends on that item alone, so results never depend on the
 number of threads.
 """

@@ -10,6 +10,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cadsr_sklearn import Expression, Library
+from cadsr_sklearn import levenberg_marquardt as LM
+from cadsr_sklearn import opcodes
+from cadsr_sklearn import operations
 from cadsr_sklearn import program as P
 from cadsr_sklearn.constants import ConstantFitter, fit_key
 
@@ -122,7 +125,7 @@ def test_reverse_mode_jacobian_matches_finite_differences(expr, seed, relaxed):
     c = rng.uniform(0.5, 1.5, expr.n_constants)  # BFS order
     ops, args = expr.program
     if relaxed:
-        ops = np.where(ops == P.POW, P.RELAXED_POW, ops).astype(ops.dtype)
+        ops = np.where(ops == opcodes.POW, opcodes.RELAXED_POW, ops).astype(ops.dtype)
     with np.errstate(all="ignore"):
         out = P.evaluate(ops, args, X, c)
         assume(np.all(np.isfinite(out)))
@@ -197,7 +200,7 @@ def test_failed_fit_gives_nan_constants_and_flag():
 
 
 def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, caplog):
-    real = P.fit_batch
+    real = LM.fit_batch
 
     def boom(*arguments):
         jobs = arguments[7]
@@ -205,7 +208,7 @@ def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, 
             raise RuntimeError("inside")
         return real(*arguments)
 
-    monkeypatch.setattr(P, "fit_batch", boom)
+    monkeypatch.setattr(LM, "fit_batch", boom)
     X = np.linspace(0, 1, 10)[:, None]
     fitter = ConstantFitter(X, X[:, 0], random_state=0, n_jobs=1)
     with caplog.at_level("DEBUG", logger="cadsr_sklearn.constants"):
@@ -329,12 +332,12 @@ def test_relaxed_pow_is_pow_wherever_pow_is_real():
             np.testing.assert_allclose(relaxed_pow(a, b), np.power(a, b), rtol=1e-12)
     positive = np.linspace(0.1, 3, 30)
     b = np.linspace(-1.5, 2.5, 30)
-    true_pow = [P.apply(P.POW, x, y) for x, y in zip(positive, b)]
+    true_pow = [operations.apply(opcodes.POW, x, y) for x, y in zip(positive, b)]
     np.testing.assert_array_equal(relaxed_pow(positive, b), true_pow)
 
 
 def relaxed_pow(a, b):
-    return np.array([P.apply(P.RELAXED_POW, x, y) for x, y in np.broadcast(a, b)])
+    return np.array([operations.apply(opcodes.RELAXED_POW, x, y) for x, y in np.broadcast(a, b)])
 
 
 @pytest.mark.parametrize("powers", [(2, 3), (2, 3, 4), (2, 3, 4, 5)])
@@ -386,14 +389,14 @@ def test_rounded_exponent_is_held_while_the_other_constants_are_refitted():
 def test_a_constant_fit_that_raises_is_reported_after_the_search(monkeypatch):
     # the kernels raise nothing on numerical faults, so an exception is a bug: it must not
     # pass silently as invalid formulas
-    from cadsr_sklearn import CADSRRegressor, constants, program
+    from cadsr_sklearn import CADSRRegressor, constants, levenberg_marquardt
     from budgets import TINY
 
     def broken(*args, **kwargs):
         raise IndexError("a kernel bug")
 
-    monkeypatch.setattr(program, "warm_up", lambda: None)  # it calls the kernel too
-    monkeypatch.setattr(constants.program, "fit_batch", broken)
+    monkeypatch.setattr(levenberg_marquardt, "warm_up", lambda: None)  # it calls the kernel too
+    monkeypatch.setattr(constants.levenberg_marquardt, "fit_batch", broken)
     X = np.linspace(0.5, 2.0, 30)[:, None]
     with pytest.warns(RuntimeWarning, match="constant fits raised an error.*a kernel bug"):
         CADSRRegressor(**TINY).fit(X, 2.5 * X[:, 0] + 1.0)
