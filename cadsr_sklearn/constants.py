@@ -25,20 +25,18 @@ estimator reports it after the search (a RuntimeWarning), never a numerical faul
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from . import levenberg_marquardt
+from .levenberg_marquardt import FitBatch, FitOutputs, FitRows, LMSettings
 from .expression import Expression
 from .parallel import run_in_threads
 
-__all__ = ["ConstantFitter", "LMSettings", "fit_key"]
+__all__ = ["ConstantFitter", "fit_key"]
 
 logger = logging.getLogger(__name__)
-
-LMSettings = levenberg_marquardt.LMSettings
 
 _INITS = ("near_one", "uniform", "ones")
 _NO_CONSTANTS = object()
@@ -54,38 +52,26 @@ def fit_key(expression: Expression):
         return key
 
 
-@dataclass(frozen=True)
-class _Batch:
-    """Programs to fit, concatenated for the compiled kernel."""
-
-    ops: np.ndarray  # (N,) op codes of every node of every program
-    args: np.ndarray  # (N,)
-    node_start: np.ndarray  # (B + 1,) where each program's nodes begin
-    starts: np.ndarray  # (R, P_max) starting constants, one row per start
-    start_row: np.ndarray  # (B + 1,) where each program's starts begin
-    const_start: np.ndarray  # (B + 1,) where each program's constants begin
-    fixed: np.ndarray  # (P,) of bool: the constants held at their start (literals)
-
-    @classmethod
-    def pack(cls, programs: list[tuple[np.ndarray, np.ndarray]], starts: list[np.ndarray],
-             fixed: list[np.ndarray]):
-        sizes = [len(ops) for ops, _ in programs]
-        n_constants = [s.shape[1] for s in starts]
-        n_starts = [s.shape[0] for s in starts]
-        table = np.zeros((sum(n_starts), max(n_constants)))
-        row = 0
-        for s in starts:
-            table[row:row + s.shape[0], :s.shape[1]] = s
-            row += s.shape[0]
-        return cls(
-            ops=np.concatenate([ops for ops, _ in programs]),
-            args=np.concatenate([args for _, args in programs]),
-            node_start=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
-            starts=table,
-            start_row=np.concatenate(([0], np.cumsum(n_starts))).astype(np.int64),
-            const_start=np.concatenate(([0], np.cumsum(n_constants))).astype(np.int64),
-            fixed=np.concatenate(fixed + [np.zeros(0, dtype=bool)]),
-        )
+def _pack(programs: list[tuple[np.ndarray, np.ndarray]], starts: list[np.ndarray],
+          fixed: list[np.ndarray]) -> FitBatch:
+    """The programs, their starting points (one row per start) and held constants, packed."""
+    sizes = [len(ops) for ops, _ in programs]
+    n_constants = [s.shape[1] for s in starts]
+    n_starts = [s.shape[0] for s in starts]
+    table = np.zeros((sum(n_starts), max(n_constants)))
+    row = 0
+    for s in starts:
+        table[row:row + s.shape[0], :s.shape[1]] = s
+        row += s.shape[0]
+    return FitBatch(
+        ops=np.concatenate([ops for ops, _ in programs]),
+        args=np.concatenate([args for _, args in programs]),
+        node_start=np.concatenate(([0], np.cumsum(sizes))).astype(np.int64),
+        starts=table,
+        start_row=np.concatenate(([0], np.cumsum(n_starts))).astype(np.int64),
+        const_start=np.concatenate(([0], np.cumsum(n_constants))).astype(np.int64),
+        fixed=np.concatenate(fixed + [np.zeros(0, dtype=bool)]),
+    )
 
 
 class ConstantFitter:
@@ -306,18 +292,18 @@ class ConstantFitter:
                  if e.library is not library and e.library != library]
         if other:  # one batch per operator table
             return self._run_apart(jobs, other, self._run, keep_outputs)
-        batch = _Batch.pack([e.program for e, _ in jobs], [starts for _, starts in jobs],
-                            [e.fixed for e, _ in jobs])
-        n = len(self.target)
-        constants = np.full(batch.const_start[-1], np.nan)
-        fitted = np.zeros(len(jobs), dtype=np.bool_)
-        Y = np.empty((len(jobs) if keep_outputs else 0, n))
-        errors = run_in_threads(len(jobs), self.n_jobs, lambda share: self._fit_share(
-            batch, share, constants, fitted, Y, library.operator_table))
+        batch = _pack([e.program for e, _ in jobs], [starts for _, starts in jobs],
+                      [e.fixed for e, _ in jobs])
+        rows = FitRows(self.X, self.target, self.sqrt_w, library.operator_table)
+        out = FitOutputs(np.full(batch.const_start[-1], np.nan),
+                         np.zeros(len(jobs), dtype=np.bool_),
+                         np.empty((len(jobs) if keep_outputs else 0, len(self.target))))
+        errors = run_in_threads(len(jobs), self.n_jobs,
+                                lambda share: self._fit_share(batch, share, rows, out))
         self.n_failed_ += sum(errors)
-        parts = np.split(constants, batch.const_start[1:-1])
-        outputs = list(Y) if keep_outputs else None
-        return parts, fitted, outputs
+        parts = np.split(out.constants, batch.const_start[1:-1])
+        outputs = list(out.Y) if keep_outputs else None
+        return parts, out.fitted, outputs
 
     def _run_apart(self, jobs: list, apart: list[int], run_apart, keep_outputs: bool):
         """:meth:`_run` with the jobs in ``apart`` run by ``run_apart`` (of _run's form)."""
@@ -335,23 +321,20 @@ class ConstantFitter:
                     outputs[j] = o[k]
         return parts, fitted, outputs
 
-    def _fit_share(self, batch: _Batch, share: np.ndarray, constants, fitted, Y,
-                   table: np.ndarray) -> int:
+    def _fit_share(self, batch: FitBatch, share: np.ndarray, rows: FitRows,
+                   out: FitOutputs) -> int:
         """Fit the jobs in ``share``; the number that raised (each retried alone, then failed)."""
-        arguments = (batch.ops, batch.args, batch.node_start, batch.starts, batch.start_row,
-                     batch.const_start, batch.fixed)
-        data = (self.X, self.target, self.sqrt_w, self.settings, constants, fitted, Y, table)
         try:
-            levenberg_marquardt.fit_batch(*arguments, share, *data)
+            levenberg_marquardt.fit_batch(batch, share, rows, self.settings, out)
             return 0
         except Exception as error:  # noqa: BLE001 - isolated below, counted, logged
             logger.debug("a batch of constant fits raised %r; refitting one at a time", error)
         errors = 0
         for j in share:
             try:
-                levenberg_marquardt.fit_batch(*arguments, np.array([j]), *data)
+                levenberg_marquardt.fit_batch(batch, np.array([j]), rows, self.settings, out)
             except Exception as error:  # noqa: BLE001 - one fit must not end the search
-                fitted[j] = False
+                out.fitted[j] = False
                 errors += 1
                 self.first_error_ = self.first_error_ or repr(error)
                 logger.debug("constant fit %d failed: %r", j, error)

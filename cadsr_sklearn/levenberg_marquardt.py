@@ -21,7 +21,7 @@ from .opcodes import ADD, CONSTANT, MUL, NO_CUSTOM, POW, RELAXED_POW, VARIABLE, 
 from .operations import apply, apply_rows, partials_rows
 from .program import evaluate, evaluate_batch, forward, reverse_jacobian, variant
 
-__all__ = ["LMSettings", "fit_batch", "warm_up"]
+__all__ = ["LMSettings", "FitBatch", "FitRows", "FitOutputs", "fit_batch", "warm_up"]
 
 
 class LMSettings(NamedTuple):
@@ -86,6 +86,38 @@ def _times(M, x):
         for j in range(M.shape[1]):
             out[k] += M[k, j] * x[j]
     return out
+
+
+class FitBatch(NamedTuple):
+    """Programs to fit, concatenated: program ``j`` is ``ops[node_start[j]:node_start[j+1]]``
+    (likewise ``args``), its starting points rows ``start_row[j]:start_row[j+1]`` of
+    ``starts``, first ``P`` columns; ``fixed[const_start[j]:const_start[j+1]]`` flags the
+    constants it holds at their starting value (literals)."""
+
+    ops: np.ndarray  # (N,) op codes of every node of every program
+    args: np.ndarray  # (N,)
+    node_start: np.ndarray  # (B + 1,) where each program's nodes begin
+    starts: np.ndarray  # (R, P_max) starting constants, one row per start
+    start_row: np.ndarray  # (B + 1,) where each program's starts begin
+    const_start: np.ndarray  # (B + 1,) where each program's constants begin
+    fixed: np.ndarray  # (P,) of bool
+
+
+class FitRows(NamedTuple):
+    """The rows the constants are fitted on, and the operator table of the programs."""
+
+    X: np.ndarray  # (n, d)
+    target: np.ndarray  # (n,)
+    sqrt_w: np.ndarray  # (n,) ones when unweighted
+    table: np.ndarray  # (K, 3) the library's operator table (.opcodes.operator_table)
+
+
+class FitOutputs(NamedTuple):
+    """Where :func:`fit_batch` writes, per program ``j``."""
+
+    constants: np.ndarray  # (P,) program j's at const_start[j]:const_start[j+1]
+    fitted: np.ndarray  # (B,) of bool: whether a fit held
+    Y: np.ndarray  # (B, n) the output on the fitting rows, or (0, n) when not wanted
 
 
 class _Data(NamedTuple):
@@ -410,39 +442,32 @@ def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
 
 
 @jit()
-def fit_batch(ops, args, node_start, starts, start_row, const_start, fixed, jobs, X, target,
-              sqrt_w, s, constants, fitted, Y, table):
-    """Fit program ``j`` for each ``j`` in ``jobs``; programs are concatenated.
-
-    Program ``j`` is ``ops[node_start[j]:node_start[j+1]]`` (likewise ``args``);
-    its starting points are rows ``start_row[j]:start_row[j+1]`` of ``starts``
-    ``(R, P_max)``, first ``P`` columns; ``fixed[const_start[j]:const_start[j+1]]``
-    flags the constants it holds at their starting value. Writes its constants to
-    ``constants[const_start[j]:const_start[j+1]]``, whether a fit held to
-    ``fitted[j]`` and, if ``Y`` has rows, its output on the fitting rows to
-    ``Y[j]``. ``table`` is the programs' library's operator table (:func:`operator_table`).
-    Work is independent across ``j``: threads may split ``jobs``.
+def fit_batch(batch, jobs, rows, s, out):
+    """Fit program ``j`` of ``batch`` (:class:`FitBatch`) on ``rows`` (:class:`FitRows`)
+    for each ``j`` in ``jobs``, by the settings ``s`` (:class:`LMSettings`), into ``out``
+    (:class:`FitOutputs`). Work is independent across ``j``: threads may split ``jobs``.
     """
-    n = len(target)
+    n = len(rows.target)
     m_max, P_max = 1, 1
     for j in jobs:
-        m_max = max(m_max, node_start[j + 1] - node_start[j])
-        P_max = max(P_max, const_start[j + 1] - const_start[j])
-    data = _Data(X, target, sqrt_w, np.empty((2, m_max, n)), np.empty((m_max, n)),
-                 np.empty((P_max, n)), np.empty((2, n)), table)
+        m_max = max(m_max, batch.node_start[j + 1] - batch.node_start[j])
+        P_max = max(P_max, batch.const_start[j + 1] - batch.const_start[j])
+    data = _Data(rows.X, rows.target, rows.sqrt_w, np.empty((2, m_max, n)),
+                 np.empty((m_max, n)), np.empty((P_max, n)), np.empty((2, n)), rows.table)
     y = np.empty(n)
     for j in jobs:
-        P = const_start[j + 1] - const_start[j]
+        nodes = slice(batch.node_start[j], batch.node_start[j + 1])
+        constants = slice(batch.const_start[j], batch.const_start[j + 1])
+        P = batch.const_start[j + 1] - batch.const_start[j]
         # contiguous copies: every kernel then sees one array type (one compilation)
-        o = ops[node_start[j]:node_start[j + 1]].copy()
-        a = args[node_start[j]:node_start[j + 1]].copy()
-        held = fixed[const_start[j]:const_start[j + 1]].copy()
-        fitted[j] = _fit_one(o, a, held, data, starts[start_row[j]:start_row[j + 1], :P], s,
-                             constants[const_start[j]:const_start[j + 1]], y)
-        if Y.shape[0] and fitted[j]:
-            Y[j] = y
-        elif Y.shape[0]:
-            Y[j] = np.nan
+        o, a = batch.ops[nodes].copy(), batch.args[nodes].copy()
+        held = batch.fixed[constants].copy()
+        starts = batch.starts[batch.start_row[j]:batch.start_row[j + 1], :P]
+        out.fitted[j] = _fit_one(o, a, held, data, starts, s, out.constants[constants], y)
+        if out.Y.shape[0] and out.fitted[j]:
+            out.Y[j] = y
+        elif out.Y.shape[0]:
+            out.Y[j] = np.nan
 
 
 def warm_up() -> None:
@@ -463,11 +488,12 @@ def warm_up() -> None:
     settings = LMSettings(max_nfev=20, xtol=1e-10, ftol=1e-10, floor=0.0, stall_window=10,
                           stall_fraction=1e-2, fallback_ones=True, trial_nfev=10,
                           integer_radius=3, integer_sweeps=3)
-    fitted_constants, fitted = np.empty(2), np.zeros(1, dtype=np.bool_)
+    rows = FitRows(X, target, np.ones(len(target)), NO_CUSTOM)
+    out = FitOutputs(np.empty(2), np.zeros(1, dtype=np.bool_), np.empty((1, len(target))))
     for fixed in ([False, False], [True, False]):  # every constant free; a literal held
-        fit_batch(ops, args, one, np.ones((1, 2)), np.array([0, 1], dtype=np.int64), constants,
-                  np.array(fixed), jobs, X, target, np.ones(len(target)), settings,
-                  fitted_constants, fitted, np.empty((1, len(target))), NO_CUSTOM)
+        batch = FitBatch(ops, args, one, np.ones((1, 2)), np.array([0, 1], dtype=np.int64),
+                         constants, np.array(fixed))
+        fit_batch(batch, jobs, rows, settings, out)
     evaluate(ops, args, X, np.ones(2))
     column = X[:, 0].copy()
     apply_rows(ADD, column, column, NO_CUSTOM)  # the registration check of custom operators

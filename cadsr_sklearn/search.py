@@ -71,12 +71,7 @@ class Search:
         stopping rule fires, before pruning and snapping (see
         :func:`~cadsr_sklearn.training.run_search`): where the search can be saved.
         """
-        return run_search(
-            self.state, self.policy, self.sampler, self.scorer, self.library, self.config,
-            self.exact_loss, self.generator,
-            on_epoch=None if on_epoch is None else lambda record, _: on_epoch(record, self),
-            on_stop=None if on_stop is None else lambda _: on_stop(self),
-        )
+        return run_search(self, on_epoch=on_epoch, on_stop=on_stop)
 
     def changed_structure(self, params: Mapping[str, Any]) -> list[str]:
         """The :data:`STRUCTURE` parameters whose values in ``params`` differ from this search's."""

@@ -36,7 +36,7 @@ import math
 import time
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 import torch
@@ -49,7 +49,8 @@ from .rewards import rank_weights
 from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
 from .scoring import Candidate, HallOfFame, Scorer
 
-__all__ = ["TrainingConfig", "CallProgress", "LoopState", "SearchResult", "run_search"]
+__all__ = ["TrainingConfig", "CallProgress", "LoopState", "SearchResult", "SearchParts",
+           "run_search"]
 
 
 @dataclass(frozen=True)
@@ -213,55 +214,61 @@ def risk_seeking_loss(
     }
 
 
-def run_search(
-    state: LoopState,
-    policy: Policy,
-    sampler: Sampler,
-    scorer: Scorer,
-    library: Library,
-    config: TrainingConfig,
-    exact_loss: float,
-    generator: torch.Generator,
-    on_epoch: Callable[[dict, LoopState], None] | None = None,
-    on_stop: Callable[[LoopState], None] | None = None,
-) -> SearchResult:
-    """Run appendix Algorithm 4 from ``state`` until a stopping rule fires; Ctrl-C stops it cleanly.
+class SearchParts(Protocol):
+    """What one run of the loop needs (:class:`~cadsr_sklearn.search.Search` has it all)."""
 
-    ``state`` is updated in place, epoch by epoch, and is left as the last
+    library: Library
+    policy: Policy
+    sampler: Sampler
+    scorer: Scorer
+    config: TrainingConfig
+    generator: torch.Generator  # every draw of the sampler
+    exact_loss: float  # training MSE at or below which τ* is exact: the "tol" stop
+    state: LoopState
+
+
+def run_search(search: SearchParts, on_epoch: Callable[[dict, Any], None] | None = None,
+               on_stop: Callable[[Any], None] | None = None) -> SearchResult:
+    """Run appendix Algorithm 4 from ``search.state`` until a stopping rule fires; Ctrl-C
+    stops it cleanly.
+
+    The state is updated in place, epoch by epoch, and is left as the last
     epoch made it (pruning and snapping work on the result, not on it), so a
-    search can be continued or checkpointed. ``exact_loss`` is the training MSE
-    at or below which τ* is an exact fit: the search stops there ("tol"), and
-    pruning keeps the answer within it. ``on_epoch(record, state)`` is called
-    after every epoch with its record of ``history`` and the state;
-    ``on_stop(state)`` once a stopping rule has fired (not after Ctrl-C),
+    search can be continued or checkpointed. ``search.exact_loss`` is the
+    training MSE at or below which τ* is an exact fit: the search stops there
+    ("tol"), and pruning keeps the answer within it. ``on_epoch(record, search)``
+    is called after every epoch with its record of ``history``;
+    ``on_stop(search)`` once a stopping rule has fired (not after Ctrl-C),
     before the result is pruned and snapped.
     """
+    state, config = search.state, search.config
     start = time.perf_counter() - state.call.seconds  # a resumed call keeps its elapsed time
     if state.optimizer is None:
         # On the budget's clock, as the first call's setup: the first Adam of a process
         # imports torch._dynamo, which takes seconds on a slow machine.
-        state.optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
+        state.optimizer = torch.optim.Adam(search.policy.parameters(), lr=config.learning_rate)
     interrupted = False
     try:
-        while not (stop := _stop_reason(config, state, exact_loss, len(scorer.X))):
-            record = _epoch(state, policy, sampler, scorer, library, config, generator)
+        while not (stop := _stop_reason(config, state, search.exact_loss, len(search.scorer.X))):
+            record = _epoch(search)
             now = time.perf_counter()
             state.call.last_epoch_seconds = now - start - state.call.seconds
             state.call.seconds = now - start
             record["time"] = state.call.seconds
             state.history.append(record)
             if on_epoch is not None:
-                on_epoch(record, state)
+                on_epoch(record, search)
         if on_stop is not None:
-            on_stop(state)
+            on_stop(search)
     except KeyboardInterrupt:
         interrupted, stop = True, "interrupted"
-    return _finish(state, scorer, sampler, config, exact_loss, start, stop, interrupted)
+    return _finish(search, start, stop, interrupted)
 
 
-def _epoch(state: LoopState, policy: Policy, sampler: Sampler, scorer: Scorer, library: Library,
-           config: TrainingConfig, generator: torch.Generator) -> dict:
-    """One epoch of appendix Algorithm 4 on ``state``; its record of ``history``."""
+def _epoch(search: SearchParts) -> dict:
+    """One epoch of appendix Algorithm 4 on ``search.state``; its record of ``history``."""
+    state, policy, sampler, scorer = search.state, search.policy, search.sampler, search.scorer
+    config, generator = search.config, search.generator
     epoch = state.n_epochs
     epoch_start = time.perf_counter()
     # 1. θ_old ← θ; every G epochs θ_ref ← θ. θ_old needs no copy: it is
@@ -272,7 +279,7 @@ def _epoch(state: LoopState, policy: Policy, sampler: Sampler, scorer: Scorer, l
     # 2. sample B unique expressions, fit constants, score
     batch = sampler.sample_unique(config.batch_size, config.oversampling, generator)
     sampled_at = time.perf_counter()
-    candidates = scorer(batch.expressions(library))
+    candidates = scorer(batch.expressions(search.library))
     scored_at = time.perf_counter()
     state.n_evaluations += len(candidates)
     state.call.evaluations += len(candidates)
@@ -336,9 +343,10 @@ def _epoch(state: LoopState, policy: Policy, sampler: Sampler, scorer: Scorer, l
     }
 
 
-def _finish(state: LoopState, scorer: Scorer, sampler: Sampler, config: TrainingConfig,
-            exact_loss: float, start: float, stop: str, interrupted: bool) -> SearchResult:
+def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> SearchResult:
     """The answer out of the loop's state: refined, then pruned and snapped unless interrupted."""
+    state, scorer, sampler, config = search.state, search.scorer, search.sampler, search.config
+    exact_loss = search.exact_loss
     hall_of_fame = HallOfFame()
     hall_of_fame.by_complexity = dict(state.hall_of_fame.by_complexity)
     result = SearchResult(best=state.best, hall_of_fame=hall_of_fame, history=list(state.history),

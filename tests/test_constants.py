@@ -203,7 +203,7 @@ def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, 
     real = LM.fit_batch
 
     def boom(*arguments):
-        jobs = arguments[7]
+        jobs = arguments[1]
         if 0 in jobs:  # the first job always raises; the others fit
             raise RuntimeError("inside")
         return real(*arguments)
