@@ -156,6 +156,8 @@ class Policy(nn.Module):
         encoding's ≈ √(E/2); 1/√2 makes them equal.
     parent_sibling : bool
         Add embeddings of the parent's and the left sibling's tokens to the input.
+        Not in the paper; no default here, where the paper's architecture is the
+        default: the estimator's parameter (on by default) is where it is set.
     """
 
     def __init__(
@@ -170,7 +172,8 @@ class Policy(nn.Module):
         attention: str = "dct",
         position_encoding: str = "dpe",
         embedding_std: float = 0.02,
-        parent_sibling: bool = False,
+        *,
+        parent_sibling: bool,
     ) -> None:
         super().__init__()
         if attention not in ATTENTIONS:

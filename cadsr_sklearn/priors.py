@@ -41,10 +41,13 @@ class Priors:
         Equal prior weight for each arity (0, 1, 2) present in the library.
     length : float or None
         Location ``L`` (nodes) of the soft length prior; None switches it off.
+
+    Neither has a default here: the estimator's ``arity_prior`` and
+    ``length_prior`` are where they are set.
     """
 
-    def __init__(self, library: Library, uniform_arity: bool = False,
-                 length: float | None = None) -> None:
+    def __init__(self, library: Library, *, uniform_arity: bool,
+                 length: float | None) -> None:
         if length is not None and not length >= 1:
             raise ValueError(f"The soft length prior's location must be ≥ 1, got {length!r}.")
         self.library, self.uniform_arity = library, bool(uniform_arity)

@@ -20,7 +20,8 @@ def sampler(library=LIB, favour=(), bias=3.0, seed=0, **settings):
     """A small policy, its head biased toward ``favour`` so that rules get tested hard."""
     torch.manual_seed(seed)
     constraints = Constraints(library, **settings)
-    policy = Policy(len(library), max_length=constraints.max_length, ff_dim=64).eval()
+    policy = Policy(len(library), max_length=constraints.max_length, ff_dim=64,
+                    parent_sibling=False).eval()
     with torch.no_grad():
         for name in favour:
             policy.head.bias[library.index(name)] += bias

@@ -50,7 +50,8 @@ def batch(sampler):
 OPTIONS = [dict(attention=a, position_encoding=p) for a, p in COMBOS] + [
     dict(parent_sibling=True),
     dict(priors=Priors(LIB, uniform_arity=True, length=6)),
-    dict(parent_sibling=True, priors=Priors(LIB, length=5), attention="standard"),
+    dict(parent_sibling=True, priors=Priors(LIB, length=5, uniform_arity=False),
+         attention="standard"),
 ]
 
 
@@ -215,7 +216,7 @@ def test_teacher_force_rejects_unknown_ids(sampler):
 # --------------------------------------------------------------- bad settings
 
 def test_bad_settings_raise():
-    policy = Policy(len(LIB), max_length=8, ff_dim=16)
+    policy = Policy(len(LIB), max_length=8, ff_dim=16, parent_sibling=False)
     with pytest.raises(ValueError, match="scores 15 tokens but the library has 17"):
         Sampler(policy, Library(5), Constraints(Library(5), max_length=8))
     with pytest.raises(ValueError, match="exceeds the policy's max_length"):

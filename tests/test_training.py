@@ -23,7 +23,7 @@ from cadsr_sklearn.training import TrainingConfig, grpo_loss, risk_seeking_loss
 def setup():
     torch.manual_seed(0)
     library = Library(2)
-    policy = Policy(len(library), max_length=16, ff_dim=32)
+    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
     with torch.no_grad():  # move away from the near-uniform start so gradients are informative
         for p in policy.parameters():
             p.add_(0.3 * torch.randn_like(p))
@@ -122,7 +122,7 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
     X = rng.uniform(0.1, 2.0, (200, 2))
     y = 1.7 * np.sin(X[:, 0]) * X[:, 1] ** 0.5 + 0.3
     torch.manual_seed(0)
-    policy = Policy(len(library), max_length=16, ff_dim=32)
+    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
     batch = Sampler(policy, library, Constraints(library, max_length=16)).sample(
         300, torch.Generator().manual_seed(0))
     reward = make_reward("bic", y, bic_variance="mle")
@@ -168,7 +168,7 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     X = rng.uniform(0.1, 2.0, (400, 2))
     y = 1.7 * np.sin(X[:, 0]) * X[:, 1] ** 0.5 + 0.3 + 0.05 * rng.standard_normal(400)
     torch.manual_seed(0)
-    policy = Policy(len(library), max_length=16, ff_dim=32)
+    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
     expressions = Sampler(policy, library, Constraints(library, max_length=16)).sample(
         300, torch.Generator().manual_seed(0)).expressions(library)
     reward = make_reward("bic", y, bic_variance="mle")
@@ -210,7 +210,7 @@ def test_evaluate_many_is_each_expressions_evaluate_on_any_number_of_threads():
 
     library = Library(2)
     torch.manual_seed(0)
-    policy = Policy(len(library), max_length=16, ff_dim=32)
+    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
     expressions = Sampler(policy, library, Constraints(library, max_length=16)).sample(
         50, torch.Generator().manual_seed(3)).expressions(library)
     X = np.random.default_rng(0).uniform(-2, 2, (1100, 2))  # more than one block of rows
