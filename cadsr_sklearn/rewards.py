@@ -98,9 +98,6 @@ __all__ = [
     "make_reward",
     "bic",
     "mdl",
-    "nrmse_reward",
-    "spl_reward",
-    "tpsr_reward",
     "mse",
     "nrmse",
     "rank_weights",
@@ -353,23 +350,6 @@ def mdl(
     _check_bic_options("mle", likelihood, nu)
     rows = _information_rows(X, sample_weight, None)
     return _mdl(y_pred, _targets(y, sample_weight), expression, rows, likelihood, nu)
-
-
-def nrmse_reward(y_pred, y, *, sample_weight=None) -> float:
-    """DSR's 1 / (1 + NRMSE); ``-inf`` for non-finite predictions."""
-    return _nrmse_reward(y_pred, _targets(y, sample_weight))
-
-
-def spl_reward(y_pred, y, n_mul: int, *, eta: float = 0.99, sample_weight=None) -> float:
-    """SPL's η^n / (1 + RMSE), n = number of multiplications; ``-inf`` if invalid."""
-    return _spl_reward(y_pred, _targets(y, sample_weight), int(n_mul), float(eta))
-
-
-def tpsr_reward(y_pred, y, length: int, *, max_length: int = 32, lam: float = 0.1,
-                sample_weight=None) -> float:
-    """TPSR's 1 / (1 + NMSE) + λ exp(−l / L); ``-inf`` if invalid."""
-    targets = _targets(y, sample_weight)
-    return _tpsr_reward(y_pred, targets, int(length), int(max_length), float(lam))
 
 
 def mse(y_pred: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
