@@ -229,13 +229,13 @@ class ConstantFitter:
         return np.vstack([first, self.rng.uniform(lo, hi, (self.n_restarts, p))])
 
     def fit(self, expressions: Sequence[Expression], keep_outputs: bool = False,
-            warm_start: bool = False, fresh_starts: bool = True) -> list[Expression]:
+            from_held: bool = False, fresh_starts: bool = True) -> list[Expression]:
         """Expressions with fitted constants, parallel to ``expressions``.
 
         Expressions with no constant to fit are returned as they are. A failed
         fit gives NaN constants and a False in :attr:`success_`. With
         ``keep_outputs``, :attr:`outputs_` holds the fitted expressions' outputs
-        on the rows ``rows_``. With ``warm_start``, every structure is fitted
+        on the rows ``rows_``. With ``from_held``, every structure is fitted
         afresh, first from the constants the expression holds (1 in place of a
         non-finite one; of a structure given twice, the first copy's), then
         from the usual starting points: for edits of a fitted formula, whose
@@ -253,8 +253,8 @@ class ConstantFitter:
             if key not in cache and key not in todo and e.n_fitted:
                 # Starting points are drawn here, in input order, so results do
                 # not depend on how the work is split across threads.
-                starts = self._starts(e.n_constants) if fresh_starts or not warm_start else None
-                if warm_start:  # a non-finite value held is started at 1
+                starts = self._starts(e.n_constants) if fresh_starts or not from_held else None
+                if from_held:  # a non-finite value held is started at 1
                     held = np.where(np.isfinite(e.constants), e.constants, 1.0)[None, :]
                     starts = held if starts is None else np.vstack([held, starts])
                 starts[:, e.fixed] = e.constants[e.fixed]  # literals start, and stay, as they are

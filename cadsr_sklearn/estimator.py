@@ -735,7 +735,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                                     "Set warm_start=False to start afresh.")
             if saved.fingerprint != fingerprint:  # new data: the kept candidates rescored
                 fresh = build_search(params, X, y, sample_weight, self.device_, 0, 0)
-                saved.search.rescore(fresh)
+                saved.search.adopt_data(fresh)
             saved.search.new_call(params)
             return saved.search
         if self.checkpoint is None:

@@ -36,7 +36,7 @@ __all__ = [
     "token_log_probs",
     "masked_entropy",
     "masked_kl",
-    "rescore",
+    "log_probs_under",
 ]
 
 #: Token id stored past the end of a tree in :attr:`Batch.tokens`.
@@ -301,7 +301,7 @@ class Sampler:
             state.advance(forced)
         batch = Batch(**out)
         with torch.no_grad():
-            batch.log_probs, batch.entropies = rescore(self.policy, batch)
+            batch.log_probs, batch.entropies = log_probs_under(self.policy, batch)
         return batch
 
 
@@ -371,7 +371,7 @@ def masked_kl(log_p: torch.Tensor, log_q: torch.Tensor, mask: torch.Tensor) -> t
     return (lp.exp().masked_fill(~mask, 0.0) * (lp - lq)).sum(-1)
 
 
-def rescore(policy: Policy, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+def log_probs_under(policy: Policy, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
     """(log p of the taken tokens, entropies), both (B, T) with padding 0, under ``policy``."""
     log_p = masked_log_softmax(policy, batch)
     return token_log_probs(log_p, batch), masked_entropy(log_p, batch.masks)

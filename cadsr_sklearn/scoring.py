@@ -112,7 +112,7 @@ class Scorer:
 
     With a ``screen`` fitter (a subsample of the fitter's rows), every new
     expression's constants are first fitted on the screening rows, and only
-    the ``n_refine`` best of each batch are then refitted on all the fitter's
+    the ``n_full_refits`` best of each batch are then refitted on all the fitter's
     rows, from the screened constants, keeping the better of the two fits:
     every member of the batch's top α % (and so of the replay buffer, and τ*)
     has been refitted so, while the many formulas far from the top cost a
@@ -122,14 +122,15 @@ class Scorer:
     """
 
     def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
-                 screen: ConstantFitter | None = None, n_refine: int = 0,
+                 screen: ConstantFitter | None = None, n_full_refits: int = 0,
                  criterion: Callable | None = None):
         self.fitter, self.reward, self.loss = fitter, reward, loss
         self.criterion = criterion  # None: the reward judges the answer too
-        self.screen, self.n_refine = screen, n_refine
+        self.screen, self.n_full_refits = screen, n_full_refits
         self.X = np.ascontiguousarray(X, dtype=np.float64)
         self.cache: dict[tuple, Candidate] = {}
-        self.refined: set = set()  # keys whose constants were fitted on all the fitter's rows
+        #: Keys whose constants were fitted on all the fitter's rows.
+        self.fitted_on_all_rows: set = set()
         # When LM saw every row, its output at the fitted constants already is the
         # prediction, bit for bit (capped: a batch's outputs take B·S floats at once).
         rows = getattr(fitter, "rows_", None)
@@ -159,15 +160,15 @@ class Scorer:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
             fitter = self.screen or self.fitter
-            candidates = self._fit_and_score(list(new.values()), fitter, warm_start=False)
+            candidates = self._fit_and_score(list(new.values()), fitter, from_held=False)
             if self.screen is None:
-                self.refined.update(new)
+                self.fitted_on_all_rows.update(new)
             else:
                 candidates = self._fit_screened_failures(candidates, self.screen.success_)
             for cand in candidates:
                 self.cache[cand.expression.key] = cand
         if self.screen is not None:
-            self._refine_leaders(expressions)
+            self._refit_leaders_on_all_rows(expressions)
         return [self.cache[e.key] for e in expressions]
 
     def _fit_screened_failures(self, candidates: list[Candidate], fitted) -> list[Candidate]:
@@ -178,29 +179,30 @@ class Scorer:
                  if ok and cand.expression.n_fitted and not math.isfinite(cand.reward)]
         if again:
             full = self._fit_and_score([candidates[j].expression for j in again], self.fitter,
-                                       warm_start=False)
+                                       from_held=False)
             for j, cand in zip(again, full):
                 candidates[j] = cand
-        self.refined.update(candidates[j].expression.key for j in again)
-        self.refined.update(c.expression.key for c in candidates if not c.expression.n_fitted)
+        self.fitted_on_all_rows.update(candidates[j].expression.key for j in again)
+        self.fitted_on_all_rows.update(c.expression.key for c in candidates
+                                       if not c.expression.n_fitted)
         return candidates
 
-    def _refine_leaders(self, expressions: list[Expression]) -> None:
-        """Refit the batch's ``n_refine`` best screened candidates on all the fitter's rows."""
+    def _refit_leaders_on_all_rows(self, expressions: list[Expression]) -> None:
+        """Refit the batch's ``n_full_refits`` best screened candidates on all the fitter's rows."""
         keys = list(dict.fromkeys(e.key for e in expressions))
         rewards = np.array([self.cache[k].reward for k in keys])
-        leaders = [keys[i] for i in np.argsort(-rewards, kind="stable")[:self.n_refine]
-                   if np.isfinite(rewards[i]) and keys[i] not in self.refined]
-        for cand in self.refine([self.cache[k] for k in leaders]):
+        leaders = [keys[i] for i in np.argsort(-rewards, kind="stable")[:self.n_full_refits]
+                   if np.isfinite(rewards[i]) and keys[i] not in self.fitted_on_all_rows]
+        for cand in self.refit_on_all_rows([self.cache[k] for k in leaders]):
             self.cache[cand.expression.key] = cand
-            self.refined.add(cand.expression.key)
+            self.fitted_on_all_rows.add(cand.expression.key)
 
-    def refine(self, candidates: list[Candidate]) -> list[Candidate]:
+    def refit_on_all_rows(self, candidates: list[Candidate]) -> list[Candidate]:
         """Candidates refitted on all the fitter's rows from their constants; the better fit."""
         if not candidates:
             return []
         refitted = self._fit_and_score([c.expression for c in candidates], self.fitter,
-                                       warm_start=True, fresh_starts=False)
+                                       from_held=True, fresh_starts=False)
         return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
 
     def refit(self, expressions: list[Expression], fresh_starts: bool = True) -> list[Candidate]:
@@ -210,13 +212,13 @@ class Scorer:
         are already right, where a fresh start can land in another minimum.
         With ``fresh_starts`` false, the held constants are the only start.
         """
-        return self._fit_and_score(expressions, self.fitter, warm_start=True,
+        return self._fit_and_score(expressions, self.fitter, from_held=True,
                                    fresh_starts=fresh_starts)
 
     def _fit_and_score(self, expressions: list[Expression], fitter: ConstantFitter,
-                       warm_start: bool, fresh_starts: bool = True) -> list[Candidate]:
+                       from_held: bool, fresh_starts: bool = True) -> list[Candidate]:
         reuse = self.reuse_outputs and fitter is self.fitter
-        fitted = fitter.fit(expressions, keep_outputs=reuse, warm_start=warm_start,
+        fitted = fitter.fit(expressions, keep_outputs=reuse, from_held=from_held,
                             fresh_starts=fresh_starts)
         outputs = fitter.outputs_ if reuse else {}
         candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]

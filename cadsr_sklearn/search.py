@@ -99,7 +99,7 @@ class Search:
                 fitter.n_jobs = params["n_jobs"]
         self.exact_loss = _exact_loss(params["tol"], self.y_variance, self.scorer.reward.floor)
 
-    def rescore(self, other: "Search") -> None:
+    def adopt_data(self, other: "Search") -> None:
         """Go on with this policy on ``other``'s data: its scorer, and the candidates rescored.
 
         The replay buffer, τ* and the hall of fame hold rewards of the old data;
@@ -167,7 +167,7 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                                   sample_weight=sample_weight, likelihood=params["likelihood"]))
     config = TrainingConfig.from_params(params)
     state = LoopState.start(policy)
-    scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_refine=2 * config.n_top,
+    scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_full_refits=2 * config.n_top,
                     criterion=criterion)
     y_mean = np.average(y, weights=sample_weight)
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))

@@ -103,7 +103,7 @@ def cross_validated_errors(expressions: Sequence[Expression], X: np.ndarray, y: 
         held, kept = fold == f, fold != f
         fitter = ConstantFitter(X[kept], y[kept], sample_weight=w[kept],
                                 const_fit_samples=const_fit_samples, random_state=0, n_jobs=1)
-        refitted = fitter.fit(expressions, warm_start=True, fresh_starts=False)
+        refitted = fitter.fit(expressions, from_held=True, fresh_starts=False)
         for j, expression in enumerate(refitted):
             if fitter.success_[j]:
                 with np.errstate(all="ignore"):

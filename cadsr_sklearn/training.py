@@ -344,7 +344,8 @@ def _epoch(search: SearchParts) -> dict:
 
 
 def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> SearchResult:
-    """The answer out of the loop's state: refined, then pruned and snapped unless interrupted."""
+    """The answer out of the loop's state: its front refitted on all rows, then pruned and
+    snapped unless interrupted."""
     state, scorer, sampler, config = search.state, search.scorer, search.sampler, search.config
     exact_loss = search.exact_loss
     hall_of_fame = HallOfFame()
@@ -354,7 +355,7 @@ def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> 
                           stop_reason=stop, interrupted=interrupted)
     if not result.interrupted:
         try:
-            _refine_front(result, scorer)
+            _refit_front_on_all_rows(result, scorer)
         except KeyboardInterrupt:  # the front stays as the loop left it, τ* is kept
             result.interrupted, result.stop_reason = True, "interrupted"
     if config.prune and result.best is not None and not result.interrupted:
@@ -365,12 +366,12 @@ def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> 
     return result
 
 
-def _refine_front(result: SearchResult, scorer: Scorer) -> None:
+def _refit_front_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
     """Refit every formula users choose from on all the fitter's rows; one that now
     outscores τ* takes its place."""
     screened = [c for c in result.hall_of_fame.by_complexity.values()
-                if c.expression.key not in scorer.refined]
-    refined = scorer.refine(screened)
+                if c.expression.key not in scorer.fitted_on_all_rows]
+    refined = scorer.refit_on_all_rows(screened)
     result.hall_of_fame.update(refined)
     leader = max(refined, key=lambda c: c.criterion, default=None)
     if leader is not None and result.best is not None and leader.criterion > result.best.criterion:

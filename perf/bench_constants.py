@@ -84,7 +84,7 @@ def run_once(exprs, X, y, reward, options):
     w0, c0 = time.perf_counter(), time.process_time()
     fitter = ConstantFitter(X, y, random_state=0, **options)
     screen = fitter.screening_fitter(screen_rows) if screen_rows else None
-    scorer = Scorer(fitter, reward, lambda y_pred: 0.0, X, screen=screen, n_refine=100)
+    scorer = Scorer(fitter, reward, lambda y_pred: 0.0, X, screen=screen, n_full_refits=100)
     candidates = scorer(exprs)
     w1, c1 = time.perf_counter(), time.process_time()
     rewards = np.array([c.reward for c in candidates])

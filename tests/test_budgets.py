@@ -102,7 +102,7 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
 
 def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(hard, monkeypatch):
     # the refit of the front after the last epoch is outside the loop: Ctrl-C there too
-    _interrupt_on_call(monkeypatch, scoring.Scorer, "refine", call=1)
+    _interrupt_on_call(monkeypatch, scoring.Scorer, "refit_on_all_rows", call=1)
     X, y = hard
     model = CADSRRegressor(n_epochs=2, const_screen_samples=None, **FAST).fit(X, y)
     assert model.interrupted_ and model.stop_reason_ == "interrupted"

@@ -10,7 +10,7 @@ from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import (PAD, Batch, Sampler, masked_entropy, masked_kl,
-                                   masked_log_softmax, rescore, token_log_probs)
+                                   masked_log_softmax, log_probs_under, token_log_probs)
 
 LIB = Library(3)
 COMBOS = [(a, p) for a in ("dct", "standard") for p in ("dpe", "1d")]
@@ -61,7 +61,7 @@ def test_rescoring_reproduces_sampling_log_probs(options):
     batch = s.sample(300, gen(1))
     assert batch.log_probs.min() < -1.0  # a non-trivial distribution
     with torch.no_grad():
-        log_probs, entropies = rescore(s.policy, batch)
+        log_probs, entropies = log_probs_under(s.policy, batch)
     assert torch.allclose(log_probs, batch.log_probs, atol=1e-5)
     assert torch.allclose(entropies, batch.entropies, atol=1e-5)
     forced = s.teacher_force(batch.token_lists())

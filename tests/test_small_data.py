@@ -53,7 +53,7 @@ def test_cross_validation_refits_the_constants_without_the_held_out_row():
 
     kept = np.arange(6) != 2
     fitter = ConstantFitter(X6[kept], Y6[kept], random_state=0, n_jobs=1)
-    (refit,) = fitter.fit([power], warm_start=True, fresh_starts=False)
+    (refit,) = fitter.fit([power], from_held=True, fresh_starts=False)
     assert errors[0, 2] == pytest.approx((refit.evaluate(X6[2:3])[0] - Y6[2]) ** 2)
     # leaving a row out costs accuracy: the held-out error exceeds the training error
     assert errors.mean() > np.mean((power.evaluate(X6) - Y6) ** 2)

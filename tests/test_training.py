@@ -156,7 +156,7 @@ def test_the_top_set_holds_each_tree_once():
 
 
 def test_screening_refits_the_batch_leaders_on_every_fitting_row():
-    # Screened on 60 of 400 rows, then the n_refine best refitted on all 400: the
+    # Screened on 60 of 400 rows, then the n_full_refits best refitted on all 400: the
     # leaders hold full fits (never worse than the screened one), the rest keep the
     # screened constants, and every reward is computed on all rows either way.
     from cadsr_sklearn.constants import ConstantFitter
@@ -176,12 +176,12 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     screen = fitter.screening_fitter(60)
     assert len(screen.rows_) == 60 and set(screen.rows_) <= set(fitter.rows_)
     assert fitter.screening_fitter(400) is None  # nothing to save
-    scorer = Scorer(fitter, reward, lambda p: mse(p, y), X, screen=screen, n_refine=10)
+    scorer = Scorer(fitter, reward, lambda p: mse(p, y), X, screen=screen, n_full_refits=10)
     candidates = scorer(expressions)
     by_key = {c.expression.key: c for c in candidates}
     rewards = {k: c.reward for k, c in by_key.items()}
     leaders = sorted(rewards, key=rewards.get, reverse=True)[:10]
-    assert set(leaders) <= scorer.refined
+    assert set(leaders) <= scorer.fitted_on_all_rows
     screened_only = ConstantFitter(X, y, random_state=0, const_fit_samples=400).screening_fitter(60)
     screened_only.fit(expressions)  # the same screened fits (same starts, same order)
 
@@ -195,13 +195,13 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
         assert cand.reward >= reward(again.evaluate(X), again)
     # the rest of the refined set: formulas without constants (nothing to refit) and
     # screened fits that were not finite on every row (fitted again in full)
-    for key in scorer.refined - set(leaders):
+    for key in scorer.fitted_on_all_rows - set(leaders):
         expr = by_key[key].expression
         assert expr.n_constants == 0 or not np.all(np.isfinite(screened_fit(expr).evaluate(X)))
     # Polishing from held constants only: one start, no fresh draws.
     leader = by_key[leaders[0]].expression
-    polished = fitter.fit([leader], warm_start=True, fresh_starts=False)[0]
-    np.testing.assert_array_equal(polished.constants, fitter.fit([leader], warm_start=True,
+    polished = fitter.fit([leader], from_held=True, fresh_starts=False)[0]
+    np.testing.assert_array_equal(polished.constants, fitter.fit([leader], from_held=True,
                                                                  fresh_starts=False)[0].constants)
 
 
@@ -259,9 +259,9 @@ def test_a_screened_fit_not_finite_on_every_row_is_fitted_again_in_full():
         screen = fitter.screening_fitter(40)
         (screened,) = ConstantFitter(X, y, random_state=seed).screening_fitter(40).fit([expr])
         scorer = Scorer(fitter, make_reward("bic", y, bic_variance="mle"),
-                        lambda p: mse(p, y), X, screen=screen, n_refine=0)
+                        lambda p: mse(p, y), X, screen=screen, n_full_refits=0)
         (cand,) = scorer([expr])
         outcomes.append(bool(np.all(np.isfinite(screened.evaluate(X)))))
         assert math.isfinite(cand.reward), seed  # never lost to the screening rows
-        assert expr.key in scorer.refined
+        assert expr.key in scorer.fitted_on_all_rows
     assert not all(outcomes), "no seed exercised a screened fit that fails on other rows"
