@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, fields
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -193,7 +193,7 @@ class Sampler:
         cache = policy.init_cache(n)
         rows = torch.arange(n, device=dev)  # batch row of each growing tree
         out = self._empty(n)
-        steps = []  # per step: rows, tokens, log p, entropy, mask, depth, h, parent, sibling, prior
+        steps: list[_Step] = []
         for t in range(self.constraints.max_length):
             mask = self.constraints.mask(state)  # (b, V)
             parent, sibling = state.parent[:, t], state.left_sibling()
@@ -206,9 +206,9 @@ class Sampler:
             probs = log_p.exp()  # (b, V), 0 where banned
             token = _draw(probs, generator)  # (b,)
             entropy = -(probs * log_p.masked_fill(~mask, 0.0)).sum(-1)
-            steps.append((rows, token, log_p.gather(1, token.unsqueeze(1)).squeeze(1),
-                          entropy, mask, state.depth[:, t], state.horizontal[:, t], parent,
-                          sibling, prior))
+            steps.append(_Step(rows, token, log_p.gather(1, token.unsqueeze(1)).squeeze(1),
+                               entropy, mask, state.depth[:, t], state.horizontal[:, t], parent,
+                               sibling, prior))
             state.advance(token)
             done = state.done
             out["lengths"][rows[done]] = t + 1
@@ -221,13 +221,11 @@ class Sampler:
             if growing.numel() < len(rows):
                 rows, state, cache = rows[growing], state.select(growing), cache.select(growing)
         # Scatter every step's rows into the padded tensors in one go.
-        row = torch.cat([s[0] for s in steps])
-        col = torch.cat([torch.full_like(s[0], t) for t, s in enumerate(steps)])
-        for name, i in (("tokens", 1), ("log_probs", 2), ("entropies", 3), ("masks", 4),
-                        ("depth", 5), ("horizontal", 6), ("parent", 7), ("sibling", 8)):
-            out[name][row, col] = torch.cat([s[i] for s in steps])
-        if self.priors is not None:
-            out["priors"][row, col] = torch.cat([s[9] for s in steps])
+        row = torch.cat([s.rows for s in steps])
+        col = torch.cat([torch.full_like(s.rows, t) for t, s in enumerate(steps)])
+        for name in _Step._fields[1:]:
+            if name != "priors" or self.priors is not None:
+                out[name][row, col] = torch.cat([getattr(s, name) for s in steps])
         return Batch(**out)
 
     def sample_unique(
@@ -303,6 +301,22 @@ class Sampler:
         with torch.no_grad():
             batch.log_probs, batch.entropies = log_probs_under(self.policy, batch)
         return batch
+
+
+class _Step(NamedTuple):
+    """One step of sampling: for each tree still growing, what :class:`Batch` keeps at
+    this position (fields after ``rows`` named as the batch's)."""
+
+    rows: torch.Tensor  # (b,) batch row of each growing tree
+    tokens: torch.Tensor  # (b,) the drawn token
+    log_probs: torch.Tensor  # (b,) its log-probability
+    entropies: torch.Tensor  # (b,)
+    masks: torch.Tensor  # (b, V) admissible tokens
+    depth: torch.Tensor  # (b,)
+    horizontal: torch.Tensor  # (b,)
+    parent: torch.Tensor  # (b,)
+    sibling: torch.Tensor  # (b,)
+    priors: torch.Tensor | None  # (b, V), or None without priors
 
 
 def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
