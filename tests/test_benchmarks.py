@@ -13,12 +13,7 @@ import sympy
 
 from cadsr_sklearn.cli import UsageError
 from cadsr_sklearn.benchmarks import execution, metrics, results, tasks
-from cadsr_sklearn.benchmarks.methods import (
-    FitResult,
-    gplearn_to_sympy,
-    method_unavailable,
-    operon_to_sympy,
-)
+from cadsr_sklearn.benchmarks.methods import FitResult, method_unavailable
 from cadsr_sklearn.benchmarks.metrics import (
     SimplifyTimeout,
     is_symbolic_solution,
@@ -29,6 +24,7 @@ from cadsr_sklearn.benchmarks.metrics import (
     simplified_complexity,
     time_limit,
 )
+from cadsr_sklearn.benchmarks.peer_formulas import gplearn_to_sympy, operon_to_sympy
 from cadsr_sklearn.benchmarks.suites import (
     SUITES,
     TableProblem,
