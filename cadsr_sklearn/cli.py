@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from ._version import __version__
+from .user_input import UsageError, estimator_params
 
 __all__ = ["main", "build_parser", "pendulum_data"]
 
@@ -38,10 +39,6 @@ DEMO_MAX_TIME = 60.0
 #: a few large ones (measured: 3 of 3 seeds recover the law with 250, 0 of 2 with
 #: 1000, on a shared 2-core machine).
 DEMO_BATCH_SIZE = 250
-
-
-class UsageError(Exception):
-    """A problem with the user's input: reported in one line, exit status 2."""
 
 
 # ------------------------------------------------------------------ output
@@ -413,39 +410,6 @@ def _data_path(args) -> str:
         "no data file: give it first (cadsr fit DATA.csv --target y --unary sin cos) or with "
         "--data DATA.csv; --unary and --binary take every word after them"
     )
-
-
-def estimator_params(pairs: list[str]) -> dict:
-    """``--param KEY=VALUE`` options as estimator parameters (VALUE a Python literal, else text)."""
-
-    from .estimator import CADSRRegressor
-
-    known = CADSRRegressor().get_params()
-    params = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip().replace("-", "_")
-        if not sep or not key:
-            raise UsageError(f"--param {pair!r}: expected KEY=VALUE, e.g. --param alpha=2.5")
-        if key not in known:
-            raise UsageError(f"--param {key}: not a CADSRRegressor parameter; "
-                             f"choose from {' '.join(sorted(known))}")
-        params[key] = parse_value(text)
-    return params
-
-
-def parse_value(text: str):
-    """A ``--param`` value: a Python literal, else a float (``inf``, ``nan``), else the text."""
-    import ast
-
-    text = text.strip()
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        try:
-            return float(text)  # inf, nan: numbers literal_eval does not read
-        except ValueError:
-            return text
 
 
 def _features(df, args, path: str):
