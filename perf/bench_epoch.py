@@ -30,7 +30,7 @@ import statistics
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.benchmarks import get_problem
-from cadsr_sklearn.cli import estimator_params
+from cadsr_sklearn.user_input import estimator_params
 
 PHASES = ["time_sampling", "time_scoring", "time_update"]
 CASES = {

@@ -11,14 +11,8 @@ import numpy as np
 import pytest
 import sympy
 
-from cadsr_sklearn.cli import UsageError
 from cadsr_sklearn.benchmarks import execution, metrics, results, tasks
-from cadsr_sklearn.benchmarks.methods import (
-    FitResult,
-    gplearn_to_sympy,
-    method_unavailable,
-    operon_to_sympy,
-)
+from cadsr_sklearn.benchmarks.methods import FitResult, method_unavailable
 from cadsr_sklearn.benchmarks.metrics import (
     SimplifyTimeout,
     is_symbolic_solution,
@@ -29,6 +23,7 @@ from cadsr_sklearn.benchmarks.metrics import (
     simplified_complexity,
     time_limit,
 )
+from cadsr_sklearn.benchmarks.peer_formulas import gplearn_to_sympy, operon_to_sympy
 from cadsr_sklearn.benchmarks.suites import (
     SUITES,
     TableProblem,
@@ -38,6 +33,7 @@ from cadsr_sklearn.benchmarks.suites import (
     read_table,
 )
 from cadsr_sklearn.cli import main
+from cadsr_sklearn.user_input import UsageError
 
 x, x1, x2 = sympy.symbols("x x1 x2")
 TINY = ["batch_size=64", "n_epochs=2", "ff_dim=64", "max_length=12"]

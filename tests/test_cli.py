@@ -14,7 +14,8 @@ import sympy
 pd = pytest.importorskip("pandas")
 
 from cadsr_sklearn import __version__  # noqa: E402
-from cadsr_sklearn.cli import main, matches_truth, pendulum_data  # noqa: E402
+from cadsr_sklearn.cli import main, pendulum_data  # noqa: E402
+from cadsr_sklearn.cli.demo import in_names, matches_truth  # noqa: E402
 
 # every search in this module: a couple of tiny epochs on the CPU
 TINY = ["--epochs", "2", "--batch-size", "32", "--device", "cpu"]
@@ -235,11 +236,9 @@ def test_a_real_column_named_like_pandas_placeholders_is_kept(tmp_path, capsys):
 
 def test_demo_judges_a_fit_on_a_bare_array_in_the_names():
     # Without pandas the demo fits on an array, so the formula comes in x0, x1.
-    from cadsr_sklearn.cli import _in_names
-
     x0, x1 = sympy.symbols("x0 x1", real=True)
     L, g = sympy.symbols("L g")
-    found = _in_names(sympy.Float(6.2832) * sympy.sqrt(x0 / x1), ["L", "g"])
+    found = in_names(sympy.Float(6.2832) * sympy.sqrt(x0 / x1), ["L", "g"])
     assert {s.name for s in found.free_symbols} == {"L", "g"}
     assert matches_truth(found, 2 * sympy.pi * sympy.sqrt(L / g))
 

@@ -7,6 +7,7 @@
   (:func:`~.metrics.judged_formula`), test R², accuracy and symbolic solutions,
   simplified complexity, with SymPy's simplification bounded in any thread or
   process;
+* :mod:`.peer_formulas` — gplearn's and Operon's models as SymPy formulas;
 * :mod:`.methods` — CADSR, gplearn and Operon under one time budget;
 * :mod:`.tasks` — what a run is made of: :class:`Task`, :func:`make_tasks`;
 * :mod:`.execution` — running tasks in parallel, resumably (joblib, or Dask):

@@ -21,68 +21,24 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
+from ..user_input import UsageError
 from .execution import run_tasks
 from .methods import METHODS, method_unavailable
 from .presets import PRESETS
 from .results import read_results, results_format
 from .suites import SUITES, TableProblem
-from ..cli import UsageError
-from .tasks import OPERATORS, make_tasks, parse_seeds, select_problems, sweep_variants
+from .tasks import (OPERATORS, make_tasks, method_params, parse_seeds, select_problems,
+                    sweep_variants)
 
-__all__ = ["add_bench_parser", "method_params"]
+__all__ = ["add_bench_parser"]
 
 #: Defaults of the options a preset may set; None in argparse means "not given".
 _DEFAULTS: dict[str, Any] = dict(
     seeds=["0"], noise=[0.0], max_time=60.0, n_jobs=1, operators="suite",
     out="bench-results.csv", sweep=[],
 )
-
-
-def method_params(items: Sequence[str], methods: Sequence[str] = METHODS) -> dict[str, dict]:
-    """``KEY=VALUE`` (for cadsr) or ``METHOD.KEY=VALUE`` entries → settings by method.
-
-    CADSR's entries go through :func:`cadsr_sklearn.cli.estimator_params`, the
-    parser of ``cadsr fit --param`` (VALUE a Python literal, ``inf``/``nan``, or
-    text; names checked against ``CADSRRegressor``). The peers' values are read
-    as Python literals, else text, and their names checked against their
-    estimators where the method runs.
-    """
-    from ..cli import estimator_params, parse_value
-
-    params: dict[str, dict[str, Any]] = {m: {} for m in METHODS}
-    cadsr: list[str] = []
-    for item in items:
-        name, sep, text = item.partition("=")
-        method, dot, key = name.partition(".")
-        if not dot:
-            method, key = "cadsr", name
-        if not sep or not name or method not in METHODS or not key.strip():
-            raise UsageError(
-                f"bad --params entry {item!r}; use KEY=VALUE or METHOD.KEY=VALUE "
-                f"(METHOD one of {', '.join(METHODS)})"
-            )
-        if method == "cadsr":
-            cadsr.append(f"{key}={text}")
-        else:
-            params[method][key.strip()] = parse_value(text)
-    if cadsr:
-        params["cadsr"] = estimator_params(cadsr)
-    for method in ("gplearn", "operon"):
-        if params[method] and method in methods:
-            _check_peer_params(method, params[method])
-    return params
-
-
-def _check_peer_params(method: str, values: dict[str, Any]) -> None:
-    if method == "gplearn":
-        from gplearn.genetic import SymbolicRegressor
-    else:
-        from pyoperon.sklearn import SymbolicRegressor
-    unknown = sorted(set(values) - set(SymbolicRegressor().get_params()))
-    if unknown:
-        raise UsageError(f"--params: {method} has no parameter(s) {unknown}")
 
 
 def _resolve(args: argparse.Namespace) -> None:

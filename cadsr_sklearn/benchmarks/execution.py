@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from ..user_input import UsageError
 from .methods import fit_method
 from .results import KEY, ResultsWriter, normalise_row, read_results, row_key
-from ..cli import UsageError
 from .tasks import Task
 
 __all__ = ["RunOutcome", "run_task", "run_tasks", "single_threaded"]

@@ -29,13 +29,13 @@ protected ``exp(min(x, 100))``). Problems without the constant token run gplearn
 with ``const_range=None``; Operon always scales every leaf by a coefficient and
 cannot be restricted there. All methods run single-threaded.
 
-SymPy conversion (:func:`.metrics.judged_formula`): CADSR's reported
-``expression_``; gplearn's program is walked node by node, Operon's model
-string (``get_model_string``) is parsed with placeholder names that are then
-replaced by the feature symbols. Protected operators are read as the plain
-functions (``div`` as ``/``, ``sqrt`` as ``sqrt``, ``log`` as ``log``), as
-SRBench does; predictions, and so R², always come from the method's own
-``predict``.
+SymPy conversion (:func:`.metrics.judged_formula`, the peers' models through
+:mod:`.peer_formulas`): CADSR's reported ``expression_``; gplearn's program is
+walked node by node, Operon's model string (``get_model_string``) is parsed
+with placeholder names that are then replaced by the feature symbols.
+Protected operators are read as the plain functions (``div`` as ``/``,
+``sqrt`` as ``sqrt``, ``log`` as ``log``), as SRBench does; predictions, and
+so R², always come from the method's own ``predict``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import sympy
 
+from .metrics import judged_formula
 from .suites import Dataset
 
 __all__ = [
@@ -56,8 +57,6 @@ __all__ = [
     "FitResult",
     "method_unavailable",
     "fit_method",
-    "gplearn_to_sympy",
-    "operon_to_sympy",
 ]
 
 METHODS: tuple[str, ...] = ("cadsr", "gplearn", "operon")
@@ -135,7 +134,6 @@ def _default_operators() -> tuple[tuple[str, ...], tuple[str, ...], bool]:
 # --------------------------------------------------------------------- CADSR
 def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
     from ..estimator import CADSRRegressor, SmallDataWarning
-    from .metrics import judged_formula
 
     kwargs = dict(
         max_time=max_time,
@@ -195,47 +193,8 @@ def _gplearn_function_set(binary, unary) -> list:
     return functions
 
 
-_GPLEARN_SYMPY = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b,
-    "sqrt": sympy.sqrt,
-    "log": sympy.log,
-    "exp": sympy.exp,
-    "sin": sympy.sin,
-    "cos": sympy.cos,
-    "tan": sympy.tan,
-    "neg": lambda a: -a,
-    "inv": lambda a: 1 / a,
-    "abs": sympy.Abs,
-    "max": sympy.Max,
-    "min": sympy.Min,
-}
-
-
-def gplearn_to_sympy(program: list, symbols: list[sympy.Symbol]) -> sympy.Expr:
-    """SymPy form of a gplearn program (its prefix list of functions, feature indices, floats)."""
-    position = 0
-
-    def build() -> sympy.Expr:
-        nonlocal position
-        node = program[position]
-        position += 1
-        if isinstance(node, (int, np.integer)):
-            return symbols[int(node)]
-        if isinstance(node, (float, np.floating)):
-            return sympy.Float(float(node))
-        args = [build() for _ in range(node.arity)]
-        return _GPLEARN_SYMPY[node.name](*args)
-
-    return build()
-
-
 def _fit_gplearn(data, operators, max_time, seed, params) -> FitResult:
     from gplearn.genetic import SymbolicRegressor
-
-    from .metrics import judged_formula
 
     binary, unary, use_constants = operators or _default_operators()
     max_generations = int(params.pop("generations", 100_000))
@@ -288,35 +247,8 @@ _OPERON_SYMBOLS = {
 }
 
 
-def _operon_locals(symbols: list[sympy.Symbol]) -> dict:
-    local = {f"v{i}": s for i, s in enumerate(symbols)}
-    local.update(
-        {
-            "aq": lambda a, b: a / sympy.sqrt(1 + b**2),
-            "logabs": lambda a: sympy.log(sympy.Abs(a)),
-            "sqrtabs": lambda a: sympy.sqrt(sympy.Abs(a)),
-            "square": lambda a: a**2,
-            "cbrt": sympy.cbrt,
-            "abs": sympy.Abs,
-            "fmin": sympy.Min,
-            "fmax": sympy.Max,
-        }
-    )
-    return local
-
-
-def operon_to_sympy(model_string: str, symbols: list[sympy.Symbol]) -> sympy.Expr:
-    """SymPy form of an Operon infix string written with the names ``v0, v1, …``.
-
-    ``^`` is power.
-    """
-    return sympy.sympify(model_string, locals=_operon_locals(symbols), convert_xor=True)
-
-
 def _fit_operon(data, operators, max_time, seed, params) -> FitResult:
     from pyoperon.sklearn import SymbolicRegressor
-
-    from .metrics import judged_formula
 
     binary, unary, use_constants = operators or _default_operators()
     allowed = [op for op in (*binary, *unary) if op in _OPERON_SYMBOLS]

@@ -48,6 +48,7 @@ from ._symbolic import (
     symbolic_verdicts_unbounded,
     time_limit,
 )
+from .peer_formulas import gplearn_to_sympy, operon_to_sympy
 
 __all__ = [
     "ACCURACY_R2",
@@ -139,12 +140,8 @@ def judged_formula(model, symbols, *, unsnapped: bool = False, X=None) -> sympy.
     elif unsnapped:
         raise ValueError(f"only CADSR has an unsnapped formula, not {type(model).__name__}")
     elif hasattr(model, "_program"):  # gplearn
-        from .methods import gplearn_to_sympy
-
         return gplearn_to_sympy(model._program.program, symbols)
     elif hasattr(model, "get_model_string"):  # Operon
-        from .methods import operon_to_sympy
-
         placeholder = [f"v{i}" for i in range(len(symbols))]
         return operon_to_sympy(model.get_model_string(model.model_, 12, names=placeholder),
                                symbols)

@@ -67,10 +67,9 @@ class Preset:
 def _run_nist(args) -> int:
     from pathlib import Path
 
-    from ..cli import UsageError
-    from .command import method_params
+    from ..user_input import UsageError
     from .nist import nist_table, run_study
-    from .tasks import parse_seeds, sweep_variants
+    from .tasks import method_params, parse_seeds, sweep_variants
 
     if not args.data:
         raise UsageError("--preset nist needs the NIST StRD files: --data path/to/nist/*.dat")

@@ -13,9 +13,9 @@ from typing import Sequence
 
 import sympy
 
+from ..user_input import UsageError
 from .execution import RunOutcome
 from .results import normalise_row, read_results, results_format, row_key, write_results
-from ..cli import UsageError
 from .tasks import Task
 
 __all__ = ["rescore_results"]

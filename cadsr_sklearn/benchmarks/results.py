@@ -20,7 +20,7 @@ import math
 import os
 from pathlib import Path
 
-from ..cli import UsageError
+from ..user_input import UsageError
 
 __all__ = [
     "COLUMNS",

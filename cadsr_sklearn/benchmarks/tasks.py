@@ -2,8 +2,9 @@
 
 A :class:`Task` is one fit: a problem, a method, a seed, a noise level, a time
 budget, the method's settings and, for a sweep over settings, the name of its
-variant. :func:`make_tasks` builds every combination; :func:`select_problems`
-and :func:`parse_seeds` turn ``cadsr bench``'s options into problems and seeds.
+variant. :func:`make_tasks` builds every combination; :func:`select_problems`,
+:func:`parse_seeds` and :func:`method_params` turn ``cadsr bench``'s options into
+problems, seeds and each method's settings.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..cli import UsageError
+from ..user_input import UsageError, estimator_params, parse_value
+from .methods import METHODS
 from .suites import SUITES, Problem, TableProblem, get_problem, get_suite
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "Task",
     "make_tasks",
     "sweep_variants",
+    "method_params",
     "select_problems",
     "parse_seeds",
 ]
@@ -127,6 +130,50 @@ def sweep_variants(items: Sequence[str], parse) -> dict[str, dict[str, dict[str,
     for combination in itertools.product(*by_key.values()):
         variants[" ".join(combination)] = parse(list(combination))
     return variants
+
+
+def method_params(items: Sequence[str], methods: Sequence[str] = METHODS) -> dict[str, dict]:
+    """``KEY=VALUE`` (for cadsr) or ``METHOD.KEY=VALUE`` entries → settings by method.
+
+    CADSR's entries go through :func:`cadsr_sklearn.user_input.estimator_params`,
+    the parser of ``cadsr fit --param`` (VALUE a Python literal, ``inf``/``nan``, or
+    text; names checked against ``CADSRRegressor``). The peers' values are read
+    as Python literals, else text, and their names checked against their
+    estimators where the method runs.
+    """
+    params: dict[str, dict[str, Any]] = {m: {} for m in METHODS}
+    cadsr: list[str] = []
+    for item in items:
+        name, sep, text = item.partition("=")
+        method, dot, key = name.partition(".")
+        if not dot:
+            method, key = "cadsr", name
+        if not sep or not name or method not in METHODS or not key.strip():
+            raise UsageError(
+                f"bad --params entry {item!r}; use KEY=VALUE or METHOD.KEY=VALUE "
+                f"(METHOD one of {', '.join(METHODS)})"
+            )
+        if method == "cadsr":
+            cadsr.append(f"{key}={text}")
+        else:
+            params[method][key.strip()] = parse_value(text)
+    if cadsr:
+        params["cadsr"] = estimator_params(cadsr)
+    for method in ("gplearn", "operon"):
+        if params[method] and method in methods:
+            _check_peer_params(method, params[method])
+    return params
+
+
+def _check_peer_params(method: str, values: dict[str, Any]) -> None:
+    """A usage error unless every name in ``values`` is a parameter of the peer's estimator."""
+    if method == "gplearn":
+        from gplearn.genetic import SymbolicRegressor
+    else:
+        from pyoperon.sklearn import SymbolicRegressor
+    unknown = sorted(set(values) - set(SymbolicRegressor().get_params()))
+    if unknown:
+        raise UsageError(f"--params: {method} has no parameter(s) {unknown}")
 
 
 def select_problems(

@@ -1,0 +1,207 @@
+"""The options of ``cadsr``: its sub-commands, their arguments and help texts.
+
+:func:`build_parser` builds the parser; each sub-command's handler (in
+:mod:`.commands`, and ``bench`` in :mod:`cadsr_sklearn.benchmarks.command`) is
+its ``run`` default. The ``type=`` functions here reject bad numbers with
+argparse's own usage message (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from .._version import __version__
+from ..benchmarks.command import add_bench_parser
+from .commands import cmd_demo, cmd_fit, cmd_predict, cmd_show
+from .demo import DEMO_MAX_TIME
+
+__all__ = ["build_parser"]
+
+
+def _positive(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not x > 0 or not np.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value!r}")
+    return x
+
+
+def _seconds(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0 <= x < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {value!r}")
+    return x
+
+
+def _fraction(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0 < x < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {value!r}")
+    return x
+
+
+def _positive_int(value: str) -> int:
+    try:
+        x = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
+    return x
+
+
+def _add_hidden(parser: argparse.ArgumentParser) -> None:
+    # small budgets for tests and CI; not part of the documented interface
+    parser.add_argument("--epochs", type=_positive_int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--batch-size", type=_positive_int, default=None, help=argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``cadsr`` argument parser with its sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="cadsr",
+        description=(
+            "Symbolic regression with CADSR: find a short formula y = f(x) for a table of data."
+        ),
+        epilog="Model files are pickles: only load (predict, show) files you trust.",
+    )
+    parser.add_argument("--version", action="version", version=f"cadsr-sklearn {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser(
+        "demo",
+        help="find the pendulum law T = 2*pi*sqrt(L/g) on a built-in dataset",
+        description="Fit CADSR on 300 noisy pendulum measurements and print the formula.",
+    )
+    demo.add_argument(
+        "--max-time",
+        type=_positive,
+        default=DEMO_MAX_TIME,
+        help=f"search budget in seconds (default {DEMO_MAX_TIME:g})",
+    )
+    demo.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    demo.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N")
+    demo.add_argument(
+        "--plots",
+        default="cadsr-demo-plots",
+        metavar="FOLDER",
+        help="folder for the PNG plots (default cadsr-demo-plots; '' for none)",
+    )
+    demo.add_argument(
+        "--no-plots", dest="plots", action="store_const", const="", help="write no plots"
+    )
+    demo.add_argument(
+        "--out",
+        default=None,
+        metavar="MODEL.joblib",
+        help="also save the fitted model (for cadsr show / predict)",
+    )
+    _add_hidden(demo)
+    demo.set_defaults(run=cmd_demo)
+
+    fit = sub.add_parser(
+        "fit",
+        help="search a formula for a column of a CSV file",
+        description="Search a formula TARGET = f(other columns) and save the model.",
+    )
+    fit.add_argument(
+        "data", metavar="DATA.csv", nargs="?", default=None,
+        help="a table with a header row; every column numeric (give it first, or with --data)",
+    )
+    fit.add_argument("--data", dest="data_option", metavar="DATA.csv", default=None,
+                     help="the table, as an option (safe after --unary/--binary)")
+    fit.add_argument(
+        "--target", required=True, metavar="COLUMN", help="name of the column to predict"
+    )
+    fit.add_argument(
+        "--max-time", type=_positive, default=300.0, help="search budget in seconds (default 300)"
+    )
+    fit.add_argument("--n-epochs", type=_positive_int, default=None, metavar="N",
+                     help="epoch budget (default 600; the first budget to run out stops the fit)")
+    fit.add_argument("--batch-size", type=_positive_int, default=None, metavar="B",
+                     help="formulas sampled per epoch (default 500, the estimator's)")
+    fit.add_argument("--patience", type=_positive_int, default=None, metavar="N",
+                     help="stop after N epochs without a better formula")
+    fit.add_argument("--n-jobs", type=int, default=None, metavar="N",
+                     help="threads for constant fitting (default every core; -1 the same)")
+    fit.add_argument("--columns", nargs="+", default=None, metavar="COLUMN",
+                     help="feature columns to use (default every column but the target)")
+    fit.add_argument("--drop", nargs="+", default=(), metavar="COLUMN",
+                     help="columns to leave out")
+    fit.add_argument("--validation", type=_fraction, default=None, metavar="FRACTION",
+                     help="hold out this fraction of the rows (seeded) and report R² on them")
+    fit.add_argument("--paper", action="store_true",
+                     help="start from the paper's settings (CADSRRegressor.paper()); the "
+                     "options given here still apply")
+    fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                     help="any CADSRRegressor parameter, e.g. --param snap_constants=False "
+                     "--param alpha=2.5 (repeatable; VALUE is read as a Python literal)")
+    fit.add_argument(
+        "--binary",
+        nargs="+",
+        default=None,
+        metavar="OP",
+        help="binary operators (default add sub mul div pow)",
+    )
+    fit.add_argument(
+        "--unary",
+        nargs="*",
+        default=None,
+        metavar="OP",
+        help="unary operators (default sin cos log sqrt exp; also tan square cube neg inv "
+        "tanh abs); give none for no unary operators",
+    )
+    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    fit.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N")
+    fit.add_argument(
+        "--out", default="model.joblib", help="where to save the model (default model.joblib)"
+    )
+    fit.add_argument(
+        "--plots", default=None, metavar="FOLDER", help="also write PNG plots into FOLDER"
+    )
+    fit.add_argument("--checkpoint", default=None, metavar="PATH",
+                     help="save the whole search to PATH as it runs; if PATH exists, resume it")
+    fit.add_argument("--resume", default=None, metavar="PATH",
+                     help="resume the search saved in PATH (by --checkpoint), and keep saving it")
+    fit.add_argument("--checkpoint-every", type=_seconds, default=60.0, metavar="SECONDS",
+                     help="seconds between checkpoints (default 60; 0 after every epoch)")
+    fit.add_argument("--epochs", dest="n_epochs", type=_positive_int, help=argparse.SUPPRESS)
+    fit.set_defaults(run=cmd_fit)
+
+    pred = sub.add_parser(
+        "predict",
+        help="apply a saved model to a CSV file",
+        description="Evaluate a saved model's formula on the rows of a CSV file.",
+    )
+    pred.add_argument("model", metavar="MODEL.joblib")
+    pred.add_argument(
+        "data", metavar="DATA.csv", help="must contain the columns the model was fitted on"
+    )
+    pred.add_argument(
+        "--out", default=None, metavar="PREDS.csv", help="output CSV (default: standard output)"
+    )
+    pred.add_argument("--keep-columns", action="store_true",
+                      help="write the input columns too, the prediction last")
+    pred.add_argument("--index", type=int, default=None, metavar="ROW",
+                      help="use row ROW of the Pareto front (cadsr show) instead of the chosen one")
+    pred.set_defaults(run=cmd_predict)
+
+    show = sub.add_parser(
+        "show", help="print a saved model's formula, Pareto front and run summary"
+    )
+    show.add_argument("model", metavar="MODEL.joblib")
+    show.set_defaults(run=cmd_show)
+
+    add_bench_parser(sub)
+    return parser

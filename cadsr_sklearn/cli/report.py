@@ -1,0 +1,104 @@
+"""What the commands show of a fitted model: formula, symbols, run, Pareto front, plots.
+
+``cadsr demo``, ``fit`` and ``show`` print the same blocks, in this wording, so
+a model reads the same whichever command shows it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+__all__ = ["print_formula", "print_symbols", "print_run", "print_front", "write_plots"]
+
+
+def _pretty(expr) -> str:
+    import sympy
+
+    unicode = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "") in (
+        "utf8",
+        "utf16",
+    )
+    return sympy.pretty(expr, use_unicode=unicode)
+
+
+def _train_r2(model, loss: float) -> float | None:
+    from ..display import r2_from_loss
+
+    variance = getattr(model, "y_variance_", None)
+    if variance is None or not variance > 0:
+        return None
+    return r2_from_loss(loss, variance)
+
+
+def print_symbols(model) -> None:
+    """Which symbol stands for which column, where a column name is not one."""
+    symbols = getattr(model, "symbol_names_", None)
+    names = getattr(model, "feature_names_in_", None)
+    if symbols is None or names is None:
+        return
+    renamed = [f"{s} = {str(n)!r}" for s, n in zip(symbols, names) if s != str(n)]
+    if renamed:
+        print(f"Symbols:    {', '.join(renamed)}  (column names that cannot be symbols)")
+
+
+def print_formula(model) -> None:
+    """The chosen formula, drawn and in LaTeX, and its complexity."""
+    from ..display import DISPLAY_DIGITS
+
+    print("Discovered formula:\n")
+    print(_pretty(model.sympy(precision=DISPLAY_DIGITS)))
+    print(f"\nLaTeX:      {model.latex()}")
+    print(f"Complexity: {model.best_expression_.complexity}  (k = nodes + fitted constants)")
+
+
+def print_front(model) -> None:
+    """The Pareto front, one row per formula, the chosen one marked."""
+    from ..display import formula_text
+    from ..plotting import front_rows  # no matplotlib needed
+
+    rows = front_rows(model)
+    with_r2 = _train_r2(model, 0.0) is not None
+    print("\nPareto front (* = chosen by model_selection; training loss = MSE):")
+    header = "      k  train MSE" + ("    train R²" if with_r2 else "") + "  formula"
+    print(header)
+    for row in rows:
+        mark = "*" if row["selected"] else " "
+        r2 = f"  {_train_r2(model, row['loss']):10.6f}" if with_r2 else ""
+        print(
+            f"  {mark} {row['complexity']:3d}  {row['loss']:.3e}{r2}  {formula_text(row)}"
+        )
+
+
+def print_run(model, seconds: float | None = None) -> None:
+    """Epochs, expressions scored, time, device and why the search stopped.
+
+    ``seconds`` is the time the command measured; without it (``cadsr show``),
+    the time of the last epoch in the model's history.
+    """
+    took = (
+        seconds if seconds is not None else (model.history_[-1]["time"] if model.history_ else 0.0)
+    )
+    print(
+        f"\nSearch: {model.n_epochs_} epochs, {model.n_evaluations_} expressions scored, "
+        f"{took:.1f} s on {model.device_}, stopped by: {model.stop_reason_}"
+    )
+    if model.interrupted_:
+        print("(interrupted with Ctrl-C: the best formula found so far is kept)")
+
+
+def write_plots(model, X, y, folder: Path, y_train=None) -> None:
+    """The PNG plots of :func:`cadsr_sklearn.plotting.save_all` in ``folder``, each path printed.
+
+    Without matplotlib, one line saying how to install it instead.
+    """
+    from .. import plotting
+
+    try:
+        paths = plotting.save_all(model, X, y, folder, y_train=y_train)
+    except ImportError:
+        print("\n(matplotlib is not installed, so no plots: pip install 'cadsr-sklearn[plot]')")
+        return
+    print()
+    for name, path in paths.items():
+        print(f"Wrote {name.replace('_', ' ')} plot: {path}")

@@ -1,0 +1,50 @@
+"""What the command lines read from their user, and the error that reports it.
+
+Both ``cadsr`` (:mod:`cadsr_sklearn.cli`) and ``cadsr bench``
+(:mod:`cadsr_sklearn.benchmarks.command`) report bad input as a
+:class:`UsageError` (one line on stderr, exit status 2), and both read
+estimator settings given as ``KEY=VALUE`` text (``--param``, ``--params``,
+``--sweep``) with :func:`estimator_params`. They live here, below both
+command lines, so that neither imports the other to share them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+__all__ = ["UsageError", "estimator_params", "parse_value"]
+
+
+class UsageError(Exception):
+    """A problem with the user's input: reported in one line, exit status 2."""
+
+
+def estimator_params(pairs: list[str]) -> dict:
+    """``--param KEY=VALUE`` options as estimator parameters (VALUE a Python literal, else text)."""
+
+    from .estimator import CADSRRegressor
+
+    known = CADSRRegressor().get_params()
+    params = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise UsageError(f"--param {pair!r}: expected KEY=VALUE, e.g. --param alpha=2.5")
+        if key not in known:
+            raise UsageError(f"--param {key}: not a CADSRRegressor parameter; "
+                             f"choose from {' '.join(sorted(known))}")
+        params[key] = parse_value(text)
+    return params
+
+
+def parse_value(text: str):
+    """A ``--param`` value: a Python literal, else a float (``inf``, ``nan``), else the text."""
+    text = text.strip()
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        try:
+            return float(text)  # inf, nan: numbers literal_eval does not read
+        except ValueError:
+            return text
