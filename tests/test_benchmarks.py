@@ -580,3 +580,77 @@ def test_an_older_bench_file_is_upgraded_when_resumed(tmp_path, monkeypatch):
     assert outcome.skipped == 1 and outcome.new == 1 and len(calls) == 2
     assert out.read_text().splitlines()[0] == ",".join(results.COLUMNS)
     assert len(results.read_results(out)) == 2
+
+
+# ------------------------------------------------------------------ NIST StRD tables
+_DANWOOD = """NIST/ITL StRD
+Dataset Name:  DanWood           (DanWood.dat)
+
+Model:         Miscellaneous Class
+               2 Parameters (b1 and b2)
+
+               y  = b1*x**b2  +  e
+
+
+          Starting values                  Certified Values
+
+        Start 1     Start 2           Parameter     Standard Deviation
+  b1 =   1           0.7           7.6886226176E-01  1.8281973860E-02
+  b2 =   5           4             3.8604055871E+00  5.1726610913E-02
+
+Residual Sum of Squares:                    4.3173084083E-03
+Residual Standard Deviation:                3.2853114039E-02
+
+Data:  y              x
+      2.138E0        1.309E0
+      3.421E0        1.471E0
+      3.597E0        1.490E0
+      4.340E0        1.565E0
+      4.882E0        1.611E0
+      5.660E0        1.680E0
+"""
+
+
+@pytest.fixture
+def danwood(tmp_path):
+    path = tmp_path / "DanWood.dat"
+    path.write_text(_DANWOOD)
+    return path
+
+
+def test_a_nist_file_is_read_and_its_certified_fit_reproduced(danwood):
+    from cadsr_sklearn.benchmarks.nist import read_nist, refit_certified
+
+    problem = read_nist(danwood)
+    assert problem.name == "DanWood" and problem.X.shape == (6, 1)
+    assert str(problem.model) == "b1*x**b2" and problem.certified_nodes == 5
+    np.testing.assert_allclose(problem.certified, [0.76886226176, 3.8604055871])
+    rss = np.sum((problem.predict(problem.certified, problem.X) - problem.y) ** 2)
+    np.testing.assert_allclose(rss, problem.certified_rss, rtol=1e-6)
+    # from the file's starting values, least squares lands on the certified values
+    np.testing.assert_allclose(refit_certified(problem, np.arange(6)), problem.certified,
+                               rtol=1e-6)
+
+
+def test_a_nist_task_runs_end_to_end_and_is_judged(danwood):
+    from cadsr_sklearn.benchmarks.nist import read_nist, run_nist_task
+
+    problem = read_nist(danwood)
+    params = dict(batch_size=64, n_epochs=2, ff_dim=64, max_length=12, max_time=None)
+    row = run_nist_task(problem, "all", seed=0, max_time=30.0, params=params)
+    assert row["error"] == "" and row["n_train"] == 6 and row["stop"] == "n_epochs"
+    assert row["rss"] == pytest.approx(
+        np.sum((sympy.lambdify("x0", row["formula"])(problem.X[:, 0]) - problem.y) ** 2),
+        rel=1e-2)
+    assert row["passed"] == (row["rss"] <= 1.05 * problem.certified_rss
+                             and row["nodes"] <= row["certified_nodes"] + 2)
+    held_out = run_nist_task(problem, "holdout", seed=0, max_time=30.0, params=params)
+    assert held_out["error"] == "" and held_out["n_train"] + held_out["n_test"] == 6
+    assert np.isfinite(held_out["certified_mse_test"])
+
+
+def test_the_nist_preset_says_which_file_is_missing(tmp_path, capsys):
+    missing = str(tmp_path / "Missing.dat")
+    assert main(["bench", "--preset", "nist", "--data", missing]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"cadsr: error: {missing}: no such file"

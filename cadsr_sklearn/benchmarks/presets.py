@@ -73,6 +73,9 @@ def _run_nist(args) -> int:
 
     if not args.data:
         raise UsageError("--preset nist needs the NIST StRD files: --data path/to/nist/*.dat")
+    missing = [path for path in args.data if not Path(path).is_file()]
+    if missing:
+        raise UsageError(f"{missing[0]}: no such file")
     variants = ({name: settings.get("cadsr", {}) for name, settings in sweep_variants(
         args.sweep, lambda items: method_params(items, ["cadsr"])).items()}
         if args.sweep else {"": {}})
