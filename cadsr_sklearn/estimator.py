@@ -16,11 +16,10 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from ._version import __version__
 from . import program
-from .devices import resolve_device, torch_threads
+from .devices import blas_threads, resolve_device, torch_threads
 from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, r2_from_loss, round_floats,
                       rounded_latex, symbol_names)
 from .expression import Expression
@@ -662,7 +661,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             # (np.dot over S rows), where waking a second thread costs more than
             # it saves, up to 100x more on a busy machine.
             n_torch_threads = 1 if self.device_.type == "cpu" else None
-            with torch_threads(n_torch_threads), threadpool_limits(1, "blas"):
+            with torch_threads(n_torch_threads), blas_threads(1):
                 result = search.run(on_epoch=after_epoch, on_stop=at_stop)
             progress.show(result.best)  # τ* after pruning, not the last epoch's
         finally:
