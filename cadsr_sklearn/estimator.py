@@ -30,7 +30,7 @@ from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 from .scoring import MIN_RESIDUAL_DOF, Candidate, fittable_constants
 from . import checkpoint
-from .checkpoint import Checkpoint, CheckpointWriter, data_fingerprint
+from .checkpoint import CheckpointWriter, data_fingerprint
 from .search import Search, build_search
 from .selection import RULES, cross_validated_errors, select
 
@@ -649,7 +649,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             if writer is not None:
                 writer.write(search)
             if self.warm_start:
-                self.search_state_ = checkpoint.dumps(Checkpoint(__version__, fingerprint, search))
+                self.search_state_ = checkpoint.dumps_for_warm_start(search, fingerprint)
 
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.

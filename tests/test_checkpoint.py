@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -168,6 +169,54 @@ def test_a_failed_write_is_reported_and_leaves_the_last_checkpoint_whole(data, t
     assert model.n_epochs_ == 5
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["search.ckpt"]  # no temporary file left behind
+
+
+FAILURES = [pickle.PicklingError("cannot pickle 'Operator' object"), MemoryError(),
+            TypeError("cannot pickle '_thread.lock' object")]
+
+
+def _runtime_warnings(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("error", FAILURES, ids=lambda e: type(e).__name__)
+def test_a_write_that_cannot_succeed_warns_once_and_the_fit_keeps_its_result(data, tmp_path,
+                                                                            monkeypatch, error):
+    X, y = data
+    whole = CADSRRegressor(**SEARCH).fit(X, y)
+
+    def fails(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(checkpoint, "dumps", fails)
+    path = tmp_path / "search.ckpt"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CADSRRegressor(**SEARCH, checkpoint=path, checkpoint_every=0).fit(X, y)
+    (message,) = _runtime_warnings(caught)  # once, though a write is due after every epoch
+    assert f"{str(path)!r} ({type(error).__name__}" in message
+    assert "goes on without checkpoints, and its result is kept" in message
+    assert model.n_epochs_ == SEARCH["n_epochs"] and not model.interrupted_
+    assert model.best_expression_.key == whole.best_expression_.key
+    assert os.listdir(tmp_path) == []  # no checkpoint, and no temporary file left behind
+
+
+def test_a_search_warm_start_cannot_keep_is_reported_and_the_fit_keeps_its_result(
+        data, monkeypatch):
+    X, y = data
+    whole = CADSRRegressor(**SEARCH).fit(X, y)
+
+    def fails(*args, **kwargs):
+        raise pickle.PicklingError("cannot pickle 'Operator' object")
+
+    monkeypatch.setattr(checkpoint, "dumps", fails)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CADSRRegressor(**SEARCH, warm_start=True).fit(X, y)
+    (message,) = _runtime_warnings(caught)
+    assert "warm_start cannot keep this search (PicklingError: cannot pickle" in message
+    assert model.search_state_ is None
+    assert model.best_expression_.key == whole.best_expression_.key
 
 
 def test_the_cli_checkpoints_and_resumes(data, tmp_path, capsys):
