@@ -311,8 +311,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``best_expression_.to_sympy(symbolic_constants=True)``), ``value``,
         ``std_error`` and the 95 % confidence interval ``ci_low``,
         ``ci_high`` (from the Jacobian at the fitted optimum and the residual
-        variance, weights respected; see :mod:`cadsr_sklearn.uncertainty`),
-        and ``fixed`` (snapped to a simple number: no standard error). An
+        variance on the rows the constants were fitted on, at most
+        ``const_fit_samples``, weights respected; see
+        :mod:`cadsr_sklearn.uncertainty`), and ``fixed`` (snapped to a simple
+        number: no standard error). An
         infinite standard error marks a constant the data cannot pin down.
         The intervals take the formula as given, not the search that chose it.
     y_variance_ : float
@@ -677,7 +679,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.unsnapped_expression_ = result.unsnapped.expression
         self.y_variance_ = search.y_variance
         front = result.hall_of_fame.pareto_front(keep=result.best)
-        self._set_front(front, result.best, X, y, sample_weight)
+        self._set_front(front, result.best, X, y, sample_weight, search.scorer.fitted_rows)
         self.history_ = result.history
         self.n_epochs_ = result.n_epochs
         self.n_evaluations_ = result.n_evaluations
@@ -811,9 +813,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         return simplest_equivalent(formula, X, reference, [sympy.Symbol(n) for n in names])
 
     def _set_front(self, front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
-                   sample_weight: np.ndarray | None) -> None:
+                   sample_weight: np.ndarray | None, fitted_rows=None) -> None:
         """``equations_`` for the Pareto ``front``; the selected row's formula, tree and
-        constants (``constants_``)."""
+        constants (``constants_``), their uncertainty taken on the rows
+        ``fitted_rows(candidate)`` they were fitted on (all rows when None)."""
         symbols = [sympy.Symbol(n) for n in self._feature_names()]
         rows, digits, uncertainties = [], [], []
         for c in front:
@@ -826,7 +829,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             with np.errstate(all="ignore"):
                 reference = c.expression.evaluate(X)
             d = faithful_digits(equation, symbols, X, reference)
-            uncertainty = constant_uncertainty(c.expression, X, y, sample_weight)
+            seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
+            uncertainty = constant_uncertainty(c.expression, X, y, sample_weight, seen)
             rows.append({
                 "complexity": c.complexity,
                 "loss": c.loss,
