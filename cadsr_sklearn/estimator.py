@@ -314,8 +314,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         variance on the rows the constants were fitted on, at most
         ``const_fit_samples``, weights respected; see
         :mod:`cadsr_sklearn.uncertainty`), and ``fixed`` (snapped to a simple
-        number: no standard error). An
-        infinite standard error marks a constant the data cannot pin down.
+        number: no standard error). An infinite standard error marks a
+        constant the data cannot pin down.
         The intervals take the formula as given, not the search that chose it.
     y_variance_ : float
         (Weighted) variance of the training targets; training R² of a front
