@@ -35,8 +35,8 @@ import torch
 from ._version import __version__
 from .search import Search
 
-__all__ = ["Checkpoint", "CheckpointWriter", "data_fingerprint", "dumps", "loads", "read",
-           "write"]
+__all__ = ["Checkpoint", "CheckpointWriter", "data_fingerprint", "dumps", "dumps_for_warm_start",
+           "loads", "read", "write"]
 
 
 @dataclass
@@ -69,6 +69,19 @@ def dumps(checkpoint: Checkpoint) -> bytes:
     formulas), which made it three times slower.
     """
     return pickle.dumps(checkpoint, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def dumps_for_warm_start(search: Search, fingerprint: str) -> bytes | None:
+    """The search as :func:`dumps` bytes, for ``warm_start`` to continue; None when it
+    cannot be written (an object that cannot be pickled), with a warning: the fit that
+    ran it keeps its result, and the next fit starts afresh."""
+    try:
+        return dumps(Checkpoint(__version__, fingerprint, search))
+    except Exception as err:  # noqa: BLE001 - the search is done: keep its result
+        warnings.warn(f"warm_start cannot keep this search ({_reason(err)}); the "
+                      "result of this fit is kept, and the next fit starts afresh.",
+                      RuntimeWarning, stacklevel=2)
+        return None
 
 
 def loads(data: bytes, device: torch.device, source: str = "The saved search") -> Checkpoint:
@@ -122,20 +135,26 @@ class CheckpointWriter:
     """Writes a search to ``path`` every ``every`` seconds of a call and when its loop ends.
 
     ``every=0`` writes after every epoch. At most one interval of work is lost
-    to a crash. A write that fails (a full disk, a lost network mount) is
-    reported with a :class:`RuntimeWarning` and tried again at the next
-    interval: the search goes on, and the last checkpoint written stays whole.
+    to a crash. A write that fails with an :class:`OSError` (a full disk, a lost
+    network mount) is reported with a :class:`RuntimeWarning` and tried again
+    at the next interval. Any other failure (an object of the search that
+    cannot be pickled, :class:`MemoryError`) would fail again: it is reported
+    once, and checkpointing stops for this fit. Either way the search goes on
+    to its result, and the last checkpoint written stays whole.
     """
 
     def __init__(self, path: str | os.PathLike, every: float, fingerprint: str) -> None:
         self.path, self.every, self.fingerprint = Path(path), float(every), fingerprint
         self._last = time.monotonic()
+        self._given_up = False
 
     def after_epoch(self, search: Search) -> None:
         if time.monotonic() - self._last >= self.every:
             self.write(search)
 
     def write(self, search: Search) -> None:
+        if self._given_up:
+            return
         self._last = time.monotonic()
         try:
             write(self.path, Checkpoint(__version__, self.fingerprint, search))
@@ -143,3 +162,14 @@ class CheckpointWriter:
             warnings.warn(f"Could not write the checkpoint {os.fspath(self.path)!r} ({err}); "
                           "the search goes on and tries again at the next interval.",
                           RuntimeWarning, stacklevel=2)
+        except Exception as err:  # noqa: BLE001 - hours of search must not end in a failed save
+            self._given_up = True
+            warnings.warn(f"Could not write the checkpoint {os.fspath(self.path)!r} "
+                          f"({_reason(err)}); the search goes on without "
+                          "checkpoints, and its result is kept. The last checkpoint written, "
+                          "if any, is whole but older.", RuntimeWarning, stacklevel=2)
+
+
+def _reason(error: Exception) -> str:
+    """``error`` for a message: its type, and what it says if anything (MemoryError: nothing)."""
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

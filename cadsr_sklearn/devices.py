@@ -1,12 +1,27 @@
-"""Where the search runs: the torch device, and how many threads torch uses there."""
+"""Where the search runs: the torch device, and how many threads torch and BLAS use there.
+
+Thread counts are settings of the whole process, which fits running at the same
+time in threads (joblib's threading backend, a grid search, Dask workers) share.
+Each count is set when the first such fit enters and restored when the last one
+leaves: a fit that ends first must not give the others back the threads they
+asked to do without, nor leave the process with a fit's setting after all end.
+"""
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
+from functools import partial
+from typing import Callable
 
+import threadpoolctl
 import torch
+from threadpoolctl import threadpool_limits
 
-__all__ = ["resolve_device", "torch_threads"]
+__all__ = ["blas_threads", "resolve_device", "torch_threads"]
+
+# One lock for both settings: they are entered and left a few times per fit.
+_LOCK = threading.Lock()
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -46,6 +61,18 @@ def resolve_device(device: str | torch.device) -> torch.device:
     )
 
 
+class _Holders:
+    """How many blocks hold a process setting now, and how to undo it when none does."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.undo: Callable[[], None] | None = None  # puts back what the first holder found
+
+
+_TORCH = _Holders()
+_BLAS = _Holders()
+
+
 @contextmanager
 def torch_threads(n: int | None):
     """Run torch on ``n`` intra-op threads inside the block (``None``: leave as is).
@@ -54,13 +81,75 @@ def torch_threads(n: int | None):
     thread samples as fast as two when idle and several times faster under any
     other load (cross-validation, benchmarks). One thread also makes CPU runs
     independent of the machine's core count, which keeps results reproducible.
+
+    Safe in concurrent threads (see the module's notes), for blocks asking the
+    same ``n``. With OpenMP (torch's CPU backend) the count is kept per thread,
+    plus a default for threads that have not run torch yet, which
+    :func:`torch.set_num_threads` sets both of: every block sets its own
+    thread's count on entry and gives it back on exit, and the last block out
+    puts back the count the first one found.
     """
     if n is None:
         yield
         return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(n)
+    with _LOCK:
+        own = torch.get_num_threads()
+        if _TORCH.count == 0:
+            _TORCH.undo = partial(torch.set_num_threads, own)
+        _TORCH.count += 1
+        torch.set_num_threads(n)
     try:
         yield
     finally:
-        torch.set_num_threads(previous)
+        with _LOCK:
+            _TORCH.count -= 1
+            if _TORCH.count == 0:
+                _TORCH.undo()
+            else:  # the others run on in their own threads: only this one's count goes back
+                torch.set_num_threads(own)
+
+
+@contextmanager
+def blas_threads(n: int):
+    """Run NumPy's BLAS on ``n`` threads inside the block (threadpoolctl).
+
+    OpenBLAS as NumPy's and SciPy's wheels ship it keeps one pool for the
+    whole process: the first of concurrent blocks (asking the same ``n``) sets
+    it, the last restores what the first found, from whichever thread leaves
+    last. A BLAS that threadpoolctl limits per thread (one built on OpenMP) is
+    limited in the first block's thread only, and given back when the last
+    block leaves.
+    """
+    with _LOCK:
+        if _BLAS.count == 0:
+            with _any_thread_sets_openblas():
+                _BLAS.undo = threadpool_limits(n, user_api="blas").restore_original_limits
+        _BLAS.count += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _BLAS.count -= 1
+            if _BLAS.count == 0:
+                with _any_thread_sets_openblas():
+                    _BLAS.undo()
+
+
+@contextmanager
+def _any_thread_sets_openblas():
+    """Let this thread set OpenBLAS's pool, and leave it to no thread afterwards.
+
+    threadpoolctl (3.8) lets only the first thread that set OpenBLAS's pool
+    set it again, silently ignoring the others, until that thread's ``with
+    threadpool_limits`` block ends; a block here is set in one thread and may
+    be restored from another.
+    """
+    release = getattr(getattr(threadpoolctl, "OpenBLASController", None),
+                      "clear_controlling_thread", None)  # absent before threadpoolctl 3.8
+    if release is not None:
+        release(force=True)
+    try:
+        yield
+    finally:
+        if release is not None:
+            release(force=True)

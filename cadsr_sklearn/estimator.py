@@ -16,11 +16,10 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from ._version import __version__
 from . import levenberg_marquardt
-from .devices import resolve_device, torch_threads
+from .devices import blas_threads, resolve_device, torch_threads
 from .display import (DISPLAY_DIGITS, check_precision, faithful_digits, r2_from_loss, round_floats,
                       rounded_latex, symbol_names)
 from .expression import Expression
@@ -31,7 +30,7 @@ from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 from .scoring import MIN_RESIDUAL_DOF, Candidate, fittable_constants
 from . import checkpoint
-from .checkpoint import Checkpoint, CheckpointWriter, data_fingerprint
+from .checkpoint import CheckpointWriter, data_fingerprint
 from .search import Search, build_search
 from .selection import RULES, cross_validated_errors, select
 
@@ -312,9 +311,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``best_expression_.to_sympy(symbolic_constants=True)``), ``value``,
         ``std_error`` and the 95 % confidence interval ``ci_low``,
         ``ci_high`` (from the Jacobian at the fitted optimum and the residual
-        variance, weights respected; see :mod:`cadsr_sklearn.uncertainty`),
-        and ``fixed`` (snapped to a simple number: no standard error). An
-        infinite standard error marks a constant the data cannot pin down.
+        variance on the rows the constants were fitted on, at most
+        ``const_fit_samples``, weights respected; see
+        :mod:`cadsr_sklearn.uncertainty`), and ``fixed`` (snapped to a simple
+        number: no standard error). An infinite standard error marks a
+        constant the data cannot pin down.
         The intervals take the formula as given, not the search that chose it.
     y_variance_ : float
         (Weighted) variance of the training targets; training R² of a front
@@ -650,7 +651,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             if writer is not None:
                 writer.write(search)
             if self.warm_start:
-                self.search_state_ = checkpoint.dumps(Checkpoint(__version__, fingerprint, search))
+                self.search_state_ = checkpoint.dumps_for_warm_start(search, fingerprint)
 
         # The compiled kernels, before the budget's clock starts: the first run on a
         # machine compiles them (tens of seconds, once), which max_time does not count.
@@ -662,7 +663,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             # (np.dot over S rows), where waking a second thread costs more than
             # it saves, up to 100x more on a busy machine.
             n_torch_threads = 1 if self.device_.type == "cpu" else None
-            with torch_threads(n_torch_threads), threadpool_limits(1, "blas"):
+            with torch_threads(n_torch_threads), blas_threads(1):
                 result = search.run(on_epoch=after_epoch, on_stop=at_stop)
             progress.show(result.best)  # τ* after pruning, not the last epoch's
         finally:
@@ -678,7 +679,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.unsnapped_expression_ = result.unsnapped.expression
         self.y_variance_ = search.y_variance
         front = result.hall_of_fame.pareto_front(keep=result.best)
-        self._set_front(front, result.best, X, y, sample_weight)
+        self._set_front(front, result.best, X, y, sample_weight, search.scorer.fitted_rows)
         self.history_ = result.history
         self.n_epochs_ = result.n_epochs
         self.n_evaluations_ = result.n_evaluations
@@ -812,9 +813,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         return simplest_equivalent(formula, X, reference, [sympy.Symbol(n) for n in names])
 
     def _set_front(self, front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
-                   sample_weight: np.ndarray | None) -> None:
+                   sample_weight: np.ndarray | None, fitted_rows=None) -> None:
         """``equations_`` for the Pareto ``front``; the selected row's formula, tree and
-        constants (``constants_``)."""
+        constants (``constants_``), their uncertainty taken on the rows
+        ``fitted_rows(candidate)`` they were fitted on (all rows when None)."""
         symbols = [sympy.Symbol(n) for n in self._feature_names()]
         rows, digits, uncertainties = [], [], []
         for c in front:
@@ -827,7 +829,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             with np.errstate(all="ignore"):
                 reference = c.expression.evaluate(X)
             d = faithful_digits(equation, symbols, X, reference)
-            uncertainty = constant_uncertainty(c.expression, X, y, sample_weight)
+            seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
+            uncertainty = constant_uncertainty(c.expression, X, y, sample_weight, seen)
             rows.append({
                 "complexity": c.complexity,
                 "loss": c.loss,

@@ -50,6 +50,7 @@ class Candidate:
     reward: float  # R(τ), what the policy update ranks
     loss: float  # training mean squared error
     criterion: float | None = None  # what judges the answer; the reward when None
+    screened: bool = False  # constants fitted on the Scorer's screening rows only
 
     def __post_init__(self) -> None:
         if self.criterion is None:
@@ -142,7 +143,8 @@ class Scorer:
         # and tuples of bytes and floats pickle ten times faster than Candidates.
         state = dict(self.__dict__)
         state["cache"] = [(c.expression.tokens, c.expression.constants.tobytes(),
-                           c.expression.fixed.tobytes(), c.reward, c.loss, c.criterion)
+                           c.expression.fixed.tobytes(), c.reward, c.loss, c.criterion,
+                           c.screened)
                           for c in self.cache.values()]
         state["library"] = next((c.expression.library for c in self.cache.values()), None)
         return state
@@ -151,10 +153,10 @@ class Scorer:
         library, packed = state.pop("library"), state.pop("cache")
         self.__dict__.update(state)
         self.cache = {}
-        for tokens, constants, fixed, reward, loss, criterion in packed:
+        for tokens, constants, fixed, reward, loss, criterion, screened in packed:
             expression = Expression(tokens, library, np.frombuffer(constants).copy(),
                                     np.frombuffer(fixed, dtype=bool).copy())
-            self.cache[expression.key] = Candidate(expression, reward, loss, criterion)
+            self.cache[expression.key] = Candidate(expression, reward, loss, criterion, screened)
 
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
@@ -205,6 +207,12 @@ class Scorer:
                                        from_held=True, fresh_starts=False)
         return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
 
+    def fitted_rows(self, candidate: Candidate) -> np.ndarray:
+        """The training rows ``candidate``'s constants were fitted on (least squares on
+        them), where their uncertainty is to be judged: the screening rows for a screened
+        fit that was not refitted on all rows (as after a Ctrl-C), else all the fitter's rows."""
+        return (self.screen if candidate.screened else self.fitter).rows_
+
     def refit(self, expressions: list[Expression], fresh_starts: bool = True) -> list[Candidate]:
         """Candidates fitted afresh, each first from the constants it holds; no cache.
 
@@ -218,10 +226,11 @@ class Scorer:
     def _fit_and_score(self, expressions: list[Expression], fitter: ConstantFitter,
                        from_held: bool, fresh_starts: bool = True) -> list[Candidate]:
         reuse = self.reuse_outputs and fitter is self.fitter
+        screened = fitter is self.screen
         fitted = fitter.fit(expressions, keep_outputs=reuse, from_held=from_held,
                             fresh_starts=fresh_starts)
         outputs = fitter.outputs_ if reuse else {}
-        candidates = [Candidate(expr, -math.inf, math.inf) for expr in fitted]
+        candidates = [Candidate(expr, -math.inf, math.inf, screened=screened) for expr in fitted]
         to_evaluate = []
         for j, (expr, ok) in enumerate(zip(fitted, fitter.success_)):
             if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
@@ -230,18 +239,18 @@ class Scorer:
             if out is None:
                 to_evaluate.append(j)
             else:
-                candidates[j] = self._candidate(expr, out)
+                candidates[j] = self._candidate(expr, out, screened)
         chunk = max(1, _EVALUATION_FLOATS // max(1, len(self.X)))  # predictions held at once
         for lo in range(0, len(to_evaluate), chunk):
             part = to_evaluate[lo:lo + chunk]
             Y = evaluate_many([fitted[j] for j in part], self.X, fitter.n_jobs,
                               stop_at_nonfinite=True)
             for j, y_pred in zip(part, Y):
-                candidates[j] = self._candidate(fitted[j], y_pred)
+                candidates[j] = self._candidate(fitted[j], y_pred, screened)
         return candidates
 
-    def _candidate(self, expr: Expression, y_pred: np.ndarray) -> Candidate:
+    def _candidate(self, expr: Expression, y_pred: np.ndarray, screened: bool) -> Candidate:
         if not np.all(np.isfinite(y_pred)):
-            return Candidate(expr, -math.inf, math.inf)
+            return Candidate(expr, -math.inf, math.inf, screened=screened)
         criterion = None if self.criterion is None else self.criterion(y_pred, expr)
-        return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred), criterion)
+        return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred), criterion, screened)

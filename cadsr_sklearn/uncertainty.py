@@ -3,8 +3,8 @@
 The constants of a formula f(x; c) are fitted by (weighted) least squares, so
 near the optimum the usual nonlinear-regression approximation applies
 (Seber & Wild, *Nonlinear Regression*, ch. 2). With J the Jacobian
-∂f(x_i; c)/∂c_j on the training rows (n × q, q the fitted constants), W the
-sample weights and r the residuals,
+∂f(x_i; c)/∂c_j on the n rows the constants were fitted on (n × q, q the
+fitted constants), W the sample weights and r the residuals,
 
     s² = rᵀ W r / (n − q),        Cov(ĉ) = s² (Jᵀ W J)⁻¹,
 
@@ -16,6 +16,10 @@ uncertainty of the formula's value there, not of a new observation (add s² for
 that).
 
 The Jacobian is the one the constant fit uses (:func:`cadsr_sklearn.program.jacobian`).
+The rows are those least squares saw: the estimator fits constants on a
+subsample of at most ``const_fit_samples`` rows, and constants fitted on n rows
+are as uncertain as n rows make them, however many more the table has (taken
+on all S rows, the standard errors would shrink by about √(n/S)).
 Constants fixed to simple numbers by snapping are not parameters any more:
 they have no standard error. A constant the data cannot pin down (two that
 only enter as a product, c0·c1·x) has an infinite one, while predictions stay
@@ -104,11 +108,16 @@ class ConstantUncertainty:
 
 
 def constant_uncertainty(expression: Expression, X: np.ndarray, y: np.ndarray,
-                         sample_weight: np.ndarray | None = None) -> ConstantUncertainty:
+                         sample_weight: np.ndarray | None = None,
+                         rows: np.ndarray | None = None) -> ConstantUncertainty:
     """The covariance of ``expression``'s fitted constants on the training data ``(X, y)``.
 
-    Rows with zero weight do not count as observations.
+    ``rows`` (indices) are the rows the constants were fitted on, all of them
+    when None. Rows with zero weight do not count as observations.
     """
+    if rows is not None:
+        X, y = X[rows], y[rows]
+        sample_weight = None if sample_weight is None else sample_weight[rows]
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)

@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
+import warnings
 
 import numpy as np
 import pytest
@@ -84,9 +84,23 @@ def test_warm_start_refuses_a_search_of_another_shape(data, change, message):
 
 # ------------------------------------------------------------------ checkpoints
 CHILD = textwrap.dedent("""
-    import sys
+    import os, signal, sys
     import numpy as np
-    from cadsr_sklearn import CADSRRegressor
+    from cadsr_sklearn import CADSRRegressor, checkpoint, training
+    if len(sys.argv) > 2:  # a crash: killed in the epoch after the checkpoint of epoch k
+        kill_after, write, update = int(sys.argv[2]), checkpoint.write, training._policy_update
+        written = []
+
+        def counted_write(*args):
+            write(*args)
+            written.append(True)
+
+        def update_or_die(*args):
+            if len(written) >= kill_after:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return update(*args)
+
+        checkpoint.write, training._policy_update = counted_write, update_or_die
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 3, size=(120, 2))
     y = X[:, 0] ** 2 * np.sin(X[:, 1]) + 0.5 * X[:, 0]
@@ -97,22 +111,16 @@ CHILD = textwrap.dedent("""
 
 
 def test_a_killed_fit_resumes_to_the_formula_of_an_uninterrupted_one(tmp_path):
-    n_epochs = 30
+    # Killed (SIGKILL: no cleanup) halfway through epoch 6, after the checkpoint of
+    # epoch 5 was written: the resumed fit redoes epoch 6 and ends as the whole fit.
+    n_epochs, kill_after = 12, 5
     script = tmp_path / "child.py"
     script.write_text(CHILD.format(params={**SEARCH, "n_epochs": n_epochs}))
     path = tmp_path / "search.ckpt"
-    child = subprocess.Popen([sys.executable, str(script), str(path)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 120
-        while not path.exists() and child.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(0.3)  # a few more epochs
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    done = checkpoint.read(path, torch.device("cpu")).search.state.call.epochs
-    assert 0 < done < n_epochs, "the fit was not killed mid-run"
+    killed = subprocess.run([sys.executable, str(script), str(path), str(kill_after)],
+                            capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert checkpoint.read(path, torch.device("cpu")).search.state.call.epochs == kill_after
 
     resumed = subprocess.run([sys.executable, str(script), str(path)], capture_output=True,
                              text=True, check=True).stdout
@@ -168,6 +176,54 @@ def test_a_failed_write_is_reported_and_leaves_the_last_checkpoint_whole(data, t
     assert model.n_epochs_ == 5
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["search.ckpt"]  # no temporary file left behind
+
+
+FAILURES = [pickle.PicklingError("cannot pickle 'Operator' object"), MemoryError(),
+            TypeError("cannot pickle '_thread.lock' object")]
+
+
+def _runtime_warnings(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("error", FAILURES, ids=lambda e: type(e).__name__)
+def test_a_write_that_cannot_succeed_warns_once_and_the_fit_keeps_its_result(data, tmp_path,
+                                                                            monkeypatch, error):
+    X, y = data
+    whole = CADSRRegressor(**SEARCH).fit(X, y)
+
+    def fails(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(checkpoint, "dumps", fails)
+    path = tmp_path / "search.ckpt"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CADSRRegressor(**SEARCH, checkpoint=path, checkpoint_every=0).fit(X, y)
+    (message,) = _runtime_warnings(caught)  # once, though a write is due after every epoch
+    assert f"{str(path)!r} ({type(error).__name__}" in message
+    assert "goes on without checkpoints, and its result is kept" in message
+    assert model.n_epochs_ == SEARCH["n_epochs"] and not model.interrupted_
+    assert model.best_expression_.key == whole.best_expression_.key
+    assert os.listdir(tmp_path) == []  # no checkpoint, and no temporary file left behind
+
+
+def test_a_search_warm_start_cannot_keep_is_reported_and_the_fit_keeps_its_result(
+        data, monkeypatch):
+    X, y = data
+    whole = CADSRRegressor(**SEARCH).fit(X, y)
+
+    def fails(*args, **kwargs):
+        raise pickle.PicklingError("cannot pickle 'Operator' object")
+
+    monkeypatch.setattr(checkpoint, "dumps", fails)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = CADSRRegressor(**SEARCH, warm_start=True).fit(X, y)
+    (message,) = _runtime_warnings(caught)
+    assert "warm_start cannot keep this search (PicklingError: cannot pickle" in message
+    assert model.search_state_ is None
+    assert model.best_expression_.key == whole.best_expression_.key
 
 
 def test_the_cli_checkpoints_and_resumes(data, tmp_path, capsys):

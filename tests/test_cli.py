@@ -382,7 +382,10 @@ def test_column_names_that_are_no_symbols_are_mapped_and_shown(tmp_path, capsys)
     assert model.symbol_names_ == ["force_N", "area_m2"]
     sympy.sympify(str(model.expression_))  # the text parses back
     assert model.expression_.free_symbols <= set(sympy.symbols("force_N area_m2"))
-    assert r"\text{force [N]}" in model.latex() or "force" not in str(model.expression_)
+    for index, equation in enumerate(model.equations_["equation"]):  # each as latex shows it
+        latex = model.latex(index=index)
+        for symbol, column in (("force_N", r"\text{force [N]}"), ("area_m2", r"\text{area [m2]}")):
+            assert (column in latex) == (sympy.Symbol(symbol) in equation.free_symbols), latex
 
 
 def test_a_nan_names_the_data_row_and_the_file_line(tmp_path, capsys):

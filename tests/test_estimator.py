@@ -1,7 +1,5 @@
 """CADSRRegressor behaviour: recovery, fitted attributes, stopping rules, devices."""
 
-import time
-
 import numpy as np
 import pytest
 import sympy
@@ -85,28 +83,23 @@ def test_constant_target_gives_the_constant():
     np.testing.assert_array_equal(model.predict(X), 3.5)
 
 
-def test_max_evaluations_and_max_time(quadratic):
+def test_max_evaluations(quadratic):
+    # max_time: tests/test_budgets.py (on a clock of its own), perf/bench_max_time.py (the wall)
     X, y = quadratic
     y = y + np.sin(3 * X[:, 0])
     model = CADSRRegressor(n_epochs=1000, max_evaluations=600, **SMALL).fit(X, y)
     assert model.stop_reason_ == "max_evaluations" and model.n_evaluations_ == 600
-    start = time.perf_counter()
-    model = CADSRRegressor(n_epochs=100000, max_time=1.0, **SMALL).fit(X, y)
-    wall = time.perf_counter() - start
-    longest = float(np.max(np.diff([0.0] + [h["time"] for h in model.history_])))
-    assert model.stop_reason_ == "max_time"
-    assert model.history_[-1]["time"] <= 1.0 + longest  # the search's own clock
-    # the wall clock also holds the reporting after the budget (simplifying the front's
-    # formulas for display: 0.05-0.25 s here), which max_time does not cover
-    assert wall < 1.5 + 2 * longest
 
 
 def test_patience(quadratic):
     X, y = quadratic
-    y = y + np.sin(3 * X[:, 0])
-    model = CADSRRegressor(n_epochs=1000, patience=2, **SMALL).fit(X, y)
-    assert model.stop_reason_ in {"patience", "tol"}
-    assert model.n_epochs_ < 1000
+    # noise: no formula fits exactly, and tol=0 besides, so only patience can stop it
+    y = y + np.sin(3 * X[:, 0]) + np.random.default_rng(0).normal(0, 0.1, len(y))
+    model = CADSRRegressor(n_epochs=1000, patience=2, tol=0.0, **SMALL).fit(X, y)
+    assert model.stop_reason_ == "patience"
+    best = [h["best_criterion"] for h in model.history_]
+    last_change = max(i for i in range(len(best)) if i == 0 or best[i] != best[i - 1])
+    assert model.n_epochs_ == last_change + 2 + 1  # two epochs after τ* last changed
 
 
 def test_keyboard_interrupt_keeps_the_best_so_far(quadratic, monkeypatch):
@@ -170,11 +163,12 @@ def test_paper_settings_are_the_papers_table_with_the_additions_off():
 
 
 def test_resolve_device():
-    assert resolve_device("cpu").type == "cpu"
-    assert resolve_device("auto").type in {"cpu", "cuda"}
-    with pytest.raises(ValueError, match="Unknown device|Unsupported device"):
-        resolve_device("tpu-9")
     import torch
+
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="Unknown device 'tpu-9'"):
+        resolve_device("tpu-9")
 
     if not torch.cuda.is_available():
         with pytest.raises(ValueError, match="CUDA is not available"):

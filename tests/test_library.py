@@ -9,6 +9,7 @@ import pytest
 import sympy
 from compiled_ops import compiled
 
+from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import (
     BINARY_OPERATORS,
     DEFAULT_BINARY,
@@ -21,6 +22,7 @@ from cadsr_sklearn.library import (
 
 HUGE = 1e308
 INF, NAN = math.inf, math.nan
+EXTREMES = np.array([-HUGE, -1.0, -0.0, 0.0, 1e-308, 1.0, HUGE, INF, -INF, NAN])
 
 # (operator, arguments, expected): plain mathematical float64 semantics, no protection.
 BINARY_CASES = {
@@ -151,15 +153,24 @@ def test_unary_sympy_function_agrees_with_numpy(name):
         assert value.imag == 0 and value.real == pytest.approx(ei, rel=1e-12, abs=1e-15), (name, ai)
 
 
-def test_operators_emit_no_warnings_inside_errstate():
-    x = np.array([-HUGE, -1.0, -0.0, 0.0, 1e-308, 1.0, HUGE, INF, -INF, NAN])
+def test_every_operator_evaluates_extremes_as_predict_does_without_a_warning():
+    # Through Expression.evaluate and .jacobian, the path of predict, the constant fit
+    # and the standard errors, outside any errstate: the compiled kernels warn of
+    # nothing, but a NumPy step added on the way would, and so fail here.
+    a, b = (grid.ravel() for grid in np.meshgrid(EXTREMES, EXTREMES))
+    X = np.column_stack([a, b])
+    library = Library(2, tuple(BINARY_OPERATORS), tuple(UNARY_OPERATORS))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with np.errstate(all="ignore"):
-            for tok in UNARY_OPERATORS.values():
-                compiled(tok)(x)
-            for tok in BINARY_OPERATORS.values():
-                compiled(tok)(x[:, None], x[None, :])
+        for name, tok in {**BINARY_OPERATORS, **UNARY_OPERATORS}.items():
+            # BFS: name(c·x0, x1) or name(c·x0), with c = 1
+            names = [name, "mul", "x1", "c", "x0"] if tok.arity == 2 else [name, "mul", "c", "x0"]
+            expression = Expression.from_names(names, library, [1.0])
+            values = expression.evaluate(X)
+            assert expression.jacobian(X).shape == (1, len(X))
+            with np.errstate(all="ignore"):
+                expected = compiled(tok)(a, b) if tok.arity == 2 else compiled(tok)(a)
+            np.testing.assert_array_equal(values, expected, err_msg=name)
 
 
 # ----------------------------------------------------------------------------- Library

@@ -198,6 +198,16 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     for key in scorer.fitted_on_all_rows - set(leaders):
         expr = by_key[key].expression
         assert expr.n_constants == 0 or not np.all(np.isfinite(screened_fit(expr).evaluate(X)))
+    # the rows each fit saw, where the uncertainty of its constants is judged
+    for cand in by_key.values():
+        if cand.expression.n_fitted and cand.expression.key not in scorer.fitted_on_all_rows:
+            assert cand.screened and scorer.fitted_rows(cand) is screen.rows_
+    refitted = scorer.refit([by_key[leaders[0]].expression])[0]
+    assert not refitted.screened and scorer.fitted_rows(refitted) is fitter.rows_
+    restored = Scorer.__new__(Scorer)  # the cache packed as a checkpoint pickles it
+    restored.__setstate__(scorer.__getstate__())
+    assert ({k: c.screened for k, c in restored.cache.items()}
+            == {k: c.screened for k, c in scorer.cache.items()})
     # Polishing from held constants only: one start, no fresh draws.
     leader = by_key[leaders[0]].expression
     polished = fitter.fit([leader], from_held=True, fresh_starts=False)[0]

@@ -5,9 +5,10 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 from budgets import TINY
 
-from cadsr_sklearn import CADSRRegressor, Expression, Library
+from cadsr_sklearn import CADSRRegressor, Expression, Library, checkpoint
 from cadsr_sklearn.constants import ConstantFitter
 from cadsr_sklearn.uncertainty import constant_uncertainty
 
@@ -125,6 +126,25 @@ def test_the_estimator_weights_the_standard_errors_as_its_fit(model):
     # only the weights' ratios matter (the residual variance is taken from the fit)
     rescaled = CADSRRegressor(**{**TINY, "n_epochs": 6}).fit(X, y, sample_weight=10 * w)
     np.testing.assert_allclose(rescaled.constants_["std_error"], expected, rtol=1e-6)
+
+
+def test_the_standard_errors_are_those_of_the_rows_the_constants_were_fitted_on():
+    # 600 rows, constants fitted on 100 of them: they are as uncertain as 100 rows make
+    # them (√6 times the errors all 600 rows would give)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0.5, 2.5, size=(600, 2))
+    y = 1.7 * X[:, 0] * X[:, 1] + rng.normal(0, 0.05, 600)
+    model = CADSRRegressor(**{**TINY, "n_epochs": 6}, const_fit_samples=100,
+                           snap_constants=False, warm_start=True).fit(X, y)
+    search = checkpoint.loads(model.search_state_, torch.device("cpu")).search
+    rows = search.scorer.fitter.rows_
+    assert len(rows) == 100 and search.scorer.screen is None  # 100 rows: nothing to screen
+    best = model.best_expression_
+    assert best.n_fitted > 0
+    expected = constant_uncertainty(best, X, y, rows=rows).standard_errors
+    np.testing.assert_array_equal(model.constants_["std_error"], expected)
+    np.testing.assert_allclose(expected / constant_uncertainty(best, X, y).standard_errors,
+                               np.sqrt(6), rtol=0.2)
 
 
 def test_sample_weights_enter_the_standard_errors():

@@ -1,0 +1,114 @@
+"""Fits running at the same time in threads share the process's thread settings.
+
+A fit runs torch and BLAS on one thread (:mod:`cadsr_sklearn.devices`). Those
+counts belong to the process, and fits in threads (joblib's threading backend,
+a grid search, Dask workers) overlap: the first fit out must not give the
+others their threads back, and the process must end as it was.
+"""
+
+import threading
+
+import numpy as np
+import pytest
+import torch
+from budgets import TINY
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.search import Search
+
+SEARCH = dict(TINY, n_epochs=1, n_jobs=1)
+WAIT = 120  # seconds: a fit that never arrives fails the test instead of hanging it
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 2, size=(50, 2))
+    return X, X[:, 0] * X[:, 1]
+
+
+def _blas_threads() -> list[int]:
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+def _in_a_new_thread(function):
+    """``function()`` called in a thread that has not run torch yet."""
+    out = []
+    thread = threading.Thread(target=lambda: out.append(function()))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+@pytest.fixture
+def two_threads():
+    """torch and BLAS on two threads, so that a fit's one thread shows; put back after."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with threadpool_limits(2, user_api="blas"):
+            if not _blas_threads() or set(_blas_threads()) != {2}:
+                pytest.skip("no BLAS whose threads threadpoolctl can set to 2")
+            yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _settings() -> dict:
+    return {"torch": torch.get_num_threads(), "blas": _blas_threads()}
+
+
+def test_a_fit_runs_on_one_thread_and_leaves_the_settings_as_it_found_them(data, two_threads,
+                                                                          monkeypatch):
+    seen = []
+    original = Search.run
+    monkeypatch.setattr(Search, "run",
+                        lambda self, **kw: (seen.append(_settings()), original(self, **kw))[1])
+    CADSRRegressor(**SEARCH).fit(*data)
+    assert seen == [{"torch": 1, "blas": [1] * len(_blas_threads())}]
+    assert _settings() == {"torch": 2, "blas": [2] * len(_blas_threads())}
+    assert _in_a_new_thread(torch.get_num_threads) == 2
+
+
+def test_overlapping_fits_in_threads_keep_one_thread_and_restore_the_process(data, two_threads,
+                                                                           monkeypatch):
+    # The race: fit A starts, fit B starts (and finds A's one thread), A ends and
+    # restores two threads under B, B ends and restores the one thread it found.
+    a_searching, b_searching, a_done = threading.Event(), threading.Event(), threading.Event()
+    seen_by_b = {}
+    original = Search.run
+
+    def run(self, **kwargs):
+        if threading.current_thread() is threading.main_thread():  # fit A
+            a_searching.set()
+            assert b_searching.wait(WAIT)
+        else:  # fit B: searches once A has ended
+            b_searching.set()
+            assert a_done.wait(WAIT)
+            seen_by_b.update(_settings())
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(Search, "run", run)
+    errors = []
+
+    def fit_b():
+        try:
+            assert a_searching.wait(WAIT)
+            CADSRRegressor(**SEARCH).fit(*data)
+        except BaseException as error:  # noqa: BLE001 - reported in the main thread
+            errors.append(error)
+            b_searching.set()
+
+    b = threading.Thread(target=fit_b)
+    b.start()
+    try:
+        CADSRRegressor(**SEARCH).fit(*data)
+    finally:
+        a_done.set()
+        b.join(WAIT)
+    assert not errors, errors
+    n_blas = len(_blas_threads())
+    assert seen_by_b == {"torch": 1, "blas": [1] * n_blas}  # A's end left B on one thread
+    assert _settings() == {"torch": 2, "blas": [2] * n_blas}  # and the process as it was
+    assert _in_a_new_thread(torch.get_num_threads) == 2
