@@ -193,7 +193,7 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
         assert cand.reward == reward(cand.expression.evaluate(X), cand.expression)
         again = screened_fit(cand.expression)
         assert cand.reward >= reward(again.evaluate(X), again)
-    # the rest of the refined set: formulas without constants (nothing to refit) and
+    # the rest of the set fitted on all rows: formulas without constants (nothing to refit) and
     # screened fits that were not finite on every row (fitted again in full)
     for key in scorer.fitted_on_all_rows - set(leaders):
         expr = by_key[key].expression
