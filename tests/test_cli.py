@@ -148,7 +148,9 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
         ("", [], "empty"),
         ("a,b,y\n", [], "no data rows"),
         ("a,b,z\n1,2,3\n2,3,4\n", [], "no column 'y'"),
-        ("a,b,y\n1,x,3\n2,z,4\n", [], "non-numeric column(s) ['b']"),
+        ("a,b,y\n1,x,3\n2,z,4\n", [], "non-numeric column(s) ['b']; leave them out with "
+                                       "--drop b, or encode them as numbers"),
+        ("a,my city,y\n1,x,3\n2,z,4\n", [], "--drop 'my city'"),
         ("a,b,y\n1,,3\n2,3,4\n", [], "NaN"),
         ("a,b,y\n1,inf,3\n2,3,4\n", [], "infinite"),
         ("y\n1\n2\n", [], "no feature columns"),
@@ -174,6 +176,18 @@ def test_fit_bad_input_is_one_line_and_status_2(tmp_path, capsys, content, extra
     code = main(["fit", path, "--target", "y", *extra, "--epochs", "1", "--batch-size", "8"])
     assert code == 2
     assert message in _error_line(capsys)
+
+
+@pytest.mark.parametrize("content", [
+    "a;b;y\n1,5;2;3,25\n2,5;3;5,0\n3,0;1;5,75\n",  # a spreadsheet's European CSV
+    'a,b,y\n"1,5",2,"3,25"\n"2,5",3,"5,0"\n"3,0",1,"5,75"\n',  # quoted, comma-separated
+])
+def test_numbers_with_a_decimal_comma_are_read_as_numbers(tmp_path, content):
+    from cadsr_sklearn.cli.tables import numeric, read_table
+
+    path = _write(tmp_path, "d.csv", content)
+    df = numeric(read_table(path), path)
+    np.testing.assert_array_equal(df.to_numpy(), [[1.5, 2, 3.25], [2.5, 3, 5.0], [3.0, 1, 5.75]])
 
 
 def test_predict_bad_input(model_file, tmp_path, capsys):

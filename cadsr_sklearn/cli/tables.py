@@ -2,13 +2,16 @@
 
 :func:`read_table` reads a file (its delimiter guessed) and refuses what would
 silently mislead a fit: a missing, empty or header-only file, repeated column
-names. :func:`numeric` then refuses non-numeric and non-finite values, naming
-where they are.
+names. Numbers written with a decimal comma (``1,5``: what spreadsheets write
+in much of Europe, with semicolons between columns, or quoted) are read as such. :func:`numeric` then refuses non-numeric and
+non-finite values, naming where they are and how to get past them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import re
 
 import numpy as np
 
@@ -46,6 +49,8 @@ def read_table(path: str):
         raise UsageError(f"{path}: cannot be read as CSV ({first})") from None
     if df.empty:
         raise UsageError(f"{path}: the file has a header but no data rows")
+    if _decimal_comma_columns(df):
+        df = pd.read_csv(p, sep=sep, decimal=",")
     names = [str(c).strip() for c in header]
     repeated = sorted({c for c in names if names.count(c) > 1 and c})
     if repeated:
@@ -66,6 +71,19 @@ def _delimiter(path: Path) -> str:
         return ","
 
 
+_DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d+,\d*(?:[eE][-+]?\d+)?\s*$")
+
+
+def _decimal_comma_columns(df) -> list[str]:
+    """The text columns whose every value is a number written with a decimal comma."""
+    from pandas.api.types import is_object_dtype, is_string_dtype
+
+    return [c for c in df.columns
+            if (is_object_dtype(df[c]) or is_string_dtype(df[c]))
+            and df[c].dropna().astype(str).str.match(_DECIMAL_COMMA).all()
+            and df[c].notna().any()]
+
+
 def numeric(df, path: str):
     """``df`` itself, once every column is numeric and every value finite.
 
@@ -75,7 +93,9 @@ def numeric(df, path: str):
 
     bad = [c for c in df.columns if not (is_numeric_dtype(df[c]) or is_bool_dtype(df[c]))]
     if bad:
-        raise UsageError(f"{path}: non-numeric column(s) {bad}; encode or drop them")
+        raise UsageError(
+            f"{path}: non-numeric column(s) {bad}; leave them out with --drop "
+            f"{' '.join(map(_quoted, bad))}, or encode them as numbers")
     values = df.to_numpy(dtype=np.float64)
     finite = np.isfinite(values)
     if not finite.all():
@@ -89,3 +109,10 @@ def numeric(df, path: str):
             f"{path}: missing, NaN or infinite values ({where}{more}); clean or drop them"
         )
     return df
+
+
+def _quoted(name: str) -> str:
+    """A column name as a shell argument."""
+    import shlex
+
+    return shlex.quote(str(name))
