@@ -33,6 +33,8 @@ __all__ = [
     "DEFAULT_UNARY",
     "TRIGONOMETRIC",
     "INVERSE_PAIRS",
+    "OPERATOR_ALIASES",
+    "canonical_operators",
 ]
 
 
@@ -146,6 +148,9 @@ UNARY_OPERATORS: dict[str, Token] = {
     )
 }
 
+#: PySR's names of the binary operators, accepted in the operator lists for this package's.
+OPERATOR_ALIASES: dict[str, str] = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow"}
+
 #: The paper's SRBench operator set (appendix table of hyper-parameters).
 DEFAULT_BINARY: tuple[str, ...] = ("add", "sub", "mul", "div", "pow")
 DEFAULT_UNARY: tuple[str, ...] = ("sin", "cos", "log", "sqrt", "exp")
@@ -171,9 +176,10 @@ def check_operators(binary_operators: Sequence, unary_operators: Sequence,
     """Raise ValueError saying what is wrong with two lists of operators, if anything.
 
     The one check of operator lists: the library, the estimator's ``fit`` and the
-    command line all call it. Each entry is a built-in name, the name of a
-    registered custom operator or an :class:`~cadsr_sklearn.custom_operators.Operator`
-    (see :mod:`cadsr_sklearn.custom_operators`) of the list's arity. Names must be
+    command line all call it. Each entry is a built-in name (or PySR's name of a
+    binary one, :data:`OPERATOR_ALIASES`), the name of a registered custom
+    operator or an :class:`~cadsr_sklearn.custom_operators.Operator` (see
+    :mod:`cadsr_sklearn.custom_operators`) of the list's arity. Names must be
     known (a name of the other arity is pointed out), listed once, and not both
     lists empty. ``labels`` name the two lists in the message (the command line's
     are ``--binary`` and ``--unary``).
@@ -185,6 +191,7 @@ def check_operators(binary_operators: Sequence, unary_operators: Sequence,
         if isinstance(entries, str):
             raise ValueError(f"{role} must be a list of names such as ['add', 'mul'], "
                              f"not {entries!r}.")
+        entries = canonical_operators(entries)
         names = [_operator_name(entry) for entry in entries]
         unknown = [name for name, entry in zip(names, entries)
                    if name not in table and _custom(entry, arity) is None]
@@ -203,6 +210,13 @@ def check_operators(binary_operators: Sequence, unary_operators: Sequence,
             raise ValueError(f"{role} lists {repeated[0]!r} more than once.")
     if len(binary_operators) == 0 and len(unary_operators) == 0:
         raise ValueError("At least one binary or unary operator is required.")
+
+
+def canonical_operators(entries: Sequence) -> list:
+    """An operator list with PySR's names (:data:`OPERATOR_ALIASES`) replaced by this
+    package's: ``["+", "*"]`` is ``["add", "mul"]``."""
+    return [OPERATOR_ALIASES.get(entry, entry) if isinstance(entry, str) else entry
+            for entry in entries]
 
 
 def _operator_name(entry) -> str:
@@ -246,6 +260,8 @@ class Library:
         if isinstance(n_features, bool) or int(n_features) != n_features or n_features < 1:
             raise ValueError(f"A library needs at least one input variable, got {n_features!r}.")
         check_operators(binary_operators, unary_operators)
+        binary_operators = canonical_operators(binary_operators)
+        unary_operators = canonical_operators(unary_operators)
         custom: list[Operator] = []
         binary = [self._token(entry, 2, BINARY_OPERATORS, custom) for entry in binary_operators]
         unary = [self._token(entry, 1, UNARY_OPERATORS, custom) for entry in unary_operators]

@@ -20,7 +20,7 @@ import torch
 
 from .constants import ConstantFitter
 from .constraints import Constraints
-from .library import Library
+from .library import Library, canonical_operators
 from .policy import Policy
 from .priors import Priors
 from .rewards import make_reward
@@ -184,5 +184,6 @@ def _exact_loss(tol: float, y_variance: float, floor: float) -> float:
 
 
 def _comparable(value: Any) -> Any:
-    """Operator lists compare by their names, whatever the sequence type."""
-    return tuple(value) if isinstance(value, (list, tuple)) else value
+    """Operator lists compare by their names (PySR's aliases resolved), whatever the
+    sequence type."""
+    return tuple(canonical_operators(value)) if isinstance(value, (list, tuple)) else value

@@ -106,6 +106,22 @@ def test_fit_show_predict_round_trip(model_file, data_csv, tmp_path, capsys):
     np.testing.assert_allclose([float(v) for v in lines[1:]], got["prediction"])
 
 
+def test_show_numbers_the_front_as_predict_index_takes_it(model_file, data_csv, tmp_path, capsys):
+    import joblib
+
+    assert main(["show", str(model_file)]) == 0
+    out = capsys.readouterr().out
+    table = out[out.index("  row    k"):].splitlines()[1:]
+    model = joblib.load(model_file)
+    assert [int(line.split()[0]) for line in table] == list(range(len(model.equations_)))
+    last = len(table) - 1
+    preds = tmp_path / "last.csv"
+    assert main(["predict", str(model_file), str(data_csv), "--index", str(last),
+                 "--out", str(preds)]) == 0
+    X = pd.read_csv(data_csv)[["a", "b"]]
+    np.testing.assert_array_equal(pd.read_csv(preds).iloc[:, 0], model.predict(X, index=last))
+
+
 def test_fit_with_operators_and_plots(data_csv, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out = tmp_path / "m.joblib"

@@ -212,6 +212,14 @@ def test_library_follows_the_given_operator_order_and_options():
     assert Library(1, ["add"], [], use_constants=False).names == ("add", "x0", "1")
 
 
+def test_pysrs_names_of_the_binary_operators_are_accepted():
+    lib = Library(1, ["+", "-", "*", "/", "^"], ["sin"])
+    assert lib == Library(1, ["add", "sub", "mul", "div", "pow"], ["sin"])
+    assert lib.names[:5] == ("add", "sub", "mul", "div", "pow")
+    with pytest.raises(ValueError, match="lists 'add' more than once"):
+        Library(1, ["+", "add"])
+
+
 def test_encode_and_index():
     lib = Library(2)
     np.testing.assert_array_equal(lib.encode(["add", "x1", "c"]), [0, 11, 13])

@@ -59,15 +59,15 @@ def print_front(model) -> None:
 
     rows = front_rows(model)
     with_r2 = _train_r2(model, 0.0) is not None
-    print("\nPareto front (* = chosen by model_selection; training loss = MSE):")
-    header = "      k  train MSE" + ("    train R²" if with_r2 else "") + "  formula"
+    print("\nPareto front (* = chosen by model_selection; training loss = MSE; "
+          "row: cadsr predict --index ROW):")
+    header = "  row    k  train MSE" + ("    train R²" if with_r2 else "") + "  formula"
     print(header)
-    for row in rows:
+    for index, row in enumerate(rows):
         mark = "*" if row["selected"] else " "
         r2 = f"  {_train_r2(model, row['loss']):10.6f}" if with_r2 else ""
-        print(
-            f"  {mark} {row['complexity']:3d}  {row['loss']:.3e}{r2}  {formula_text(row)}"
-        )
+        print(f"  {index:3d} {mark} {row['complexity']:3d}  {row['loss']:.3e}{r2}  "
+              f"{formula_text(row)}")
 
 
 def print_run(model, seconds: float | None = None) -> None:

@@ -3,8 +3,9 @@
 :func:`read_table` reads a file (its delimiter guessed) and refuses what would
 silently mislead a fit: a missing, empty or header-only file, repeated column
 names. Numbers written with a decimal comma (``1,5``: what spreadsheets write
-in much of Europe, with semicolons between columns, or quoted) are read as such. :func:`numeric` then refuses non-numeric and
-non-finite values, naming where they are and how to get past them.
+in much of Europe, with semicolons between columns, or quoted) are read as
+such. :func:`numeric` then refuses non-numeric and non-finite values, naming
+where they are and how to get past them.
 """
 
 from __future__ import annotations
