@@ -9,6 +9,8 @@ Run:  python examples/pareto_front.py    (about 20 s on 2 cores)
 """
 
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -60,7 +62,9 @@ except ImportError:
 else:
     if not QUICK:
         try:
-            plot_pareto_front(model).savefig("pareto_front.png", dpi=120)
-            print("wrote pareto_front.png")
+            # into the temporary folder, not wherever the script was started from
+            path = Path(tempfile.gettempdir()) / "cadsr_pareto_front.png"
+            plot_pareto_front(model).savefig(path, dpi=120)
+            print(f"wrote {path}")
         except ImportError:
             print("(install matplotlib for the plot)")
