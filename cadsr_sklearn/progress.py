@@ -11,11 +11,14 @@ forward and ends at 100 % when a budget runs out (earlier on an exact fit or
 ``patience``). The best formula τ* is shown in infix, in the feature names, its
 constants faithful (:mod:`cadsr_sklearn.display`), the line cut to the
 terminal's width. With ``verbose=2`` the current Pareto front is printed above
-the bar as a small table every few seconds, as PySR users know it.
+the bar as a small table every few seconds, as PySR users know it; in a Jupyter
+notebook it is one HTML table, updated in place (IPython's display handles),
+and left showing the last front when the fit ends or is interrupted.
 """
 
 from __future__ import annotations
 
+import html
 import shutil
 import time
 
@@ -63,6 +66,7 @@ class Progress:
         self.texts: dict = {}  # (key, constants) -> faithful infix text
         self.last_front = -np.inf
         self.bar = None
+        self.live = _notebook_handle() if verbose >= 2 else None  # None outside Jupyter
         if verbose:
             from tqdm.auto import tqdm
 
@@ -84,8 +88,14 @@ class Progress:
         now = time.monotonic()
         if self.verbose >= 2 and now - self.last_front >= FRONT_EVERY:
             self.last_front = now
-            table = self.front_table(state.hall_of_fame.pareto_front(keep=state.best))
-            self.bar.write(table, file=self.bar.fp)  # above the bar, on its stream
+            self.show_front(state.hall_of_fame.pareto_front(keep=state.best))
+
+    def show_front(self, front) -> None:
+        """The front: in place in a notebook, else as text above the bar."""
+        if self.live is not None:
+            self.live.update(_HTML(self.front_html(front)))
+        elif self.bar is not None:
+            self.bar.write(self.front_table(front), file=self.bar.fp)  # on the bar's stream
 
     def show(self, best, refresh: bool = True) -> None:
         """τ* on the bar's line, cut to the terminal's width."""
@@ -110,6 +120,15 @@ class Progress:
             lines.append(_cut(line, width))
         return "\n".join(lines)
 
+    def front_html(self, front) -> str:
+        """The front as an HTML table: complexity, training R², formula."""
+        rows = "".join(
+            f"<tr><td>{cand.complexity}</td><td>{self._r2(cand.loss):.5f}</td>"
+            f"<td style='text-align:left'><code>{html.escape(self.formula(cand.expression))}"
+            "</code></td></tr>" for cand in front)
+        return ("<table><thead><tr><th>k</th><th>R²</th><th style='text-align:left'>formula"
+                f"</th></tr></thead><tbody>{rows}</tbody></table>")
+
     def formula(self, expression) -> str:
         """``expression`` in infix, its constants as few digits as stay faithful on the rows."""
         key = (expression.key, expression.constants.tobytes())
@@ -122,12 +141,40 @@ class Progress:
             text = self.texts[key] = str(round_floats(formula, digits))
         return text
 
-    def close(self) -> None:
+    def close(self, front=None) -> None:
+        """End the display; in a notebook the table keeps ``front``, the fit's last one."""
+        if self.live is not None and front is not None:
+            self.show_front(front)
         if self.bar is not None:
             self.bar.close()
 
     def _r2(self, loss: float) -> float:
         return r2_from_loss(loss, self.y_variance)
+
+
+class _HTML:
+    """HTML for IPython's display (its ``_repr_html_`` protocol), without importing IPython."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def _repr_html_(self) -> str:
+        return self.text
+
+
+def _notebook_handle():
+    """A display handle for a table updated in place, in a Jupyter kernel; else None."""
+    import sys
+
+    if "IPython" not in sys.modules:  # no IPython running: not a notebook
+        return None
+    from IPython import get_ipython
+    from IPython.display import display
+
+    shell = get_ipython()
+    if shell is None or type(shell).__name__ != "ZMQInteractiveShell":  # a terminal IPython
+        return None
+    return display(_HTML("<i>CADSR: the Pareto front appears here.</i>"), display_id=True)
 
 
 def _cut(text: str, width: int) -> str:
