@@ -422,3 +422,20 @@ def test_a_nan_names_the_data_row_and_the_file_line(tmp_path, capsys):
     path = _write(tmp_path, "d.csv", "a,b,y\n1,2,3\n2,3,4\n4,,5\n")
     assert main(["fit", path, "--target", "y", *TINY]) == 2
     assert "data row 3 (line 4 of the file) column 'b'" in _error_line(capsys)
+
+
+@pytest.mark.parametrize("took, said", [(42.0, True), (0.2, False)])
+def test_the_one_time_compile_is_counted_apart_and_said_when_it_took_a_while(
+        monkeypatch, capsys, took, said):
+    from cadsr_sklearn import levenberg_marquardt
+    from cadsr_sklearn.cli import commands
+
+    clock = iter([100.0, 100.0 + took])
+    monkeypatch.setattr(commands.time, "perf_counter", lambda: next(clock))
+    calls = []
+    monkeypatch.setattr(levenberg_marquardt, "warm_up", lambda: calls.append(1))
+    commands.compile_kernels()
+    out = capsys.readouterr().out
+    assert calls == [1]
+    assert (out == "  Compiled the numerical kernels in 42 s (once per machine; not part of "
+                   "the search's time).\n") if said else out == ""
