@@ -430,7 +430,9 @@ def test_the_one_time_compile_is_counted_apart_and_said_when_it_took_a_while(
     from cadsr_sklearn import levenberg_marquardt
     from cadsr_sklearn.cli import commands
 
-    clock = iter([100.0, 100.0 + took])
+    import itertools
+
+    clock = itertools.chain([100.0], itertools.repeat(100.0 + took))  # before, then after
     monkeypatch.setattr(commands.time, "perf_counter", lambda: next(clock))
     calls = []
     monkeypatch.setattr(levenberg_marquardt, "warm_up", lambda: calls.append(1))
