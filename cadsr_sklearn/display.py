@@ -60,10 +60,14 @@ def round_floats(expr: sympy.Expr, digits: int) -> sympy.Expr:
     """``expr`` with every float to ``digits`` significant digits (integers, π, … untouched).
 
     Each float becomes the decimal number it is shown as, so what the rounded
-    form evaluates to is what a reader of it computes.
+    form evaluates to is what a reader of it computes. An exponent that rounds to
+    an integer is that integer: ``x`` rather than ``x**1.0``.
     """
-    return expr.xreplace({f: sympy.Float(_decimal(float(f), digits), digits)
-                          for f in expr.atoms(sympy.Float)})
+    rounded = expr.xreplace({f: sympy.Float(_decimal(float(f), digits), digits)
+                             for f in expr.atoms(sympy.Float)})
+    return rounded.replace(
+        lambda e: e.is_Pow and e.exp.is_Float and float(e.exp).is_integer(),
+        lambda e: e.base ** int(e.exp))
 
 
 def _lambdified(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], parameters=()):

@@ -33,6 +33,7 @@ a float64 mantissa.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Iterator, NamedTuple
 
@@ -89,19 +90,38 @@ def _closest(value: float, noisy: bool = False) -> Iterator[SimpleNumber]:
                 yield SimpleNumber(math.exp(p / q), sympy.exp(sympy.Rational(p, q)), q + 2)
 
 
-def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
+def _roots_and_squares(value: float) -> Iterator[SimpleNumber]:
+    """±√s and s² for the simple numbers s of :func:`_closest` near value² and √|value|:
+    √2, √(2π), 1/√(2π), π², 4π², 1/π²; a square root or square costs two more."""
+    sign = 1 if value > 0 else -1
+    for number in _closest(value * value):
+        if number.value > 0:
+            yield SimpleNumber(sign * math.sqrt(number.value),
+                               sign * sympy.sqrt(number.symbol), number.cost + 2)
+    for number in _closest(math.sqrt(abs(value))):
+        if number.value > 0:
+            yield SimpleNumber(sign * number.value**2, sign * number.symbol**2, number.cost + 2)
+
+
+def snap_number(value: float, rtol: float = SNAP_RTOL,
+                roots: bool = False) -> sympy.Expr | None:
     """The simple number ``value`` is round-off away from, or None.
 
     Tried in order: 0, integers, p/q with q ≤ 12, p·π/q and p/(q·π) with q in
     {1, 2, 3, 4, 6, 8}, and e^(p/q) with q ≤ 12 and p/q between −4 and 4, within
-    ``rtol`` relative (LM fits the base of ``c**log(x)`` as e² for ``x**2``).
-    ``rtol=0`` finds the exact form of a literal that snapping fixed.
+    ``rtol`` relative (LM fits the base of ``c**log(x)`` as e² for ``x**2``);
+    with ``roots``, then the square roots and squares of those (√2, 1/√(2π),
+    4π²: the numbers a displayed formula holds once SymPy has taken a constant
+    out of a root). ``rtol=0`` finds the exact form of a literal that snapping fixed.
     """
     if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
         return None
     if abs(value) <= rtol:
         return sympy.Integer(0)
-    for number in _closest(value):
+    candidates = _closest(value)
+    if roots:
+        candidates = itertools.chain(candidates, _roots_and_squares(value))
+    for number in candidates:
         # Relative for the powers of e: below 1e-8 they lie closer together than an
         # absolute 1e-10, and a tiny fitted constant would always snap to one.
         scale = number.value if number.symbol.func is sympy.exp else max(1.0, abs(number.value))

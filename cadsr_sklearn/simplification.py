@@ -13,19 +13,23 @@ The rewrites, each an identity over the reals or a numerically checked one:
 1. Features are real: ``sqrt(x**4) = x**2`` and ``log(exp(x)) = x``, which SymPy
    cannot assume for complex symbols.
 2. Constants within round-off of a simple number become that number: integers,
-   fractions p/q with q ≤ 12, multiples of π/q and 1/(qπ), powers e^(p/q), and 0 for
-   constants next to nothing. SymPy then folds ``cos(u + π/2)`` into
+   fractions p/q with q ≤ 12, multiples of π/q and 1/(qπ), powers e^(p/q), their
+   square roots and squares (√2, 1/√(2π), 4π²), and 0 for constants next to
+   nothing. SymPy then folds ``cos(u + π/2)`` into
    ``-sin(u)`` and ``7.38905609893065**log(x)`` (e² to round-off) into ``x**2``
    by itself.
 3. ``expand_log`` splits logarithms of products and powers (checked on the data:
-   ``log(a·b) = log a + log b`` needs a, b > 0 there).
+   ``log(a·b) = log a + log b`` needs a, b > 0 there), and a power of a
+   reciprocal, ``(1/a)**p``, is written as one, ``a**(-p)``.
 4. ``expand`` multiplies out products of sums, when the result is small.
 
 Among the forms that pass the check on every training row, the one with the
 fewest nodes in SymPy's preorder traversal (SRBench's complexity) is kept: a
 structural rewrite only when strictly shorter than the formula as found (off
 the training rows, a split log may be undefined where the product's log is not),
-snapped constants alone also at equal size.
+snapped constants alone also at equal size, each simple number counted as the
+one constant it replaces (``2*pi*sqrt(L/g)`` for ``6.28318530717959*sqrt(L/g)``,
+though SymPy counts 2 and π apart).
 
 Last, for the reader rather than for size: a constant raised to a power that
 varies, b**u, is an exponential in disguise and is written as one, exp(ln(b)·u):
@@ -75,7 +79,8 @@ def round_off_equal(
 
 def _snap_constants(expr: sympy.Expr, matches: Callable[[sympy.Expr], bool]) -> sympy.Expr:
     """Every float that is round-off from a simple number, replaced by it where the data agree."""
-    snaps = {f: s for f in expr.atoms(sympy.Float) if (s := snap_number(float(f))) is not None}
+    snaps = {f: s for f in expr.atoms(sympy.Float)
+             if (s := snap_number(float(f), roots=True)) is not None}
     if not snaps:
         return expr
     snapped = expr.xreplace(snaps)
@@ -135,7 +140,15 @@ def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> lis
     """
     logs = sympy.expand_log(expr, force=True)
     expanded = [snap(sympy.expand(f)) for f in (expr, logs) if _expansion_is_small(f)]
-    return expanded + [snap(logs)]
+    return expanded + [snap(logs), snap(_denested_powers(expr))]
+
+
+def _denested_powers(expr: sympy.Expr) -> sympy.Expr:
+    """(1/a)**p as a**(-p), which SymPy cannot assume: equal for every real a (a < 0 and
+    a non-integer p give NaN both ways). (a**2)**p is left alone: it is |a|**(2p), not
+    a**(2p); and so is a power of a product, ``(L/g)**0.5`` reading as the ratio it is."""
+    return expr.replace(lambda e: e.is_Pow and e.base.is_Pow and e.base.exp == -1,
+                        lambda e: e.base.base ** (-e.exp))
 
 
 def simplest_equivalent(
@@ -189,9 +202,8 @@ def simplest_equivalent(
         return expr
     best, best_size = expr, sympy_complexity(expr)
     plain = snapped.xreplace(to_plain)
-    size = sympy_complexity(plain)
-    if size <= best_size and matches(snapped):
-        best, best_size = plain, size
+    if _reading_size(plain) <= _reading_size(expr) and matches(snapped):
+        best, best_size = plain, sympy_complexity(plain)
     for form in rewrites:
         plain = form.xreplace(to_plain)
         size = sympy_complexity(plain)
@@ -201,6 +213,18 @@ def simplest_equivalent(
     if readable != best and matches(readable.xreplace(to_real)):
         best = readable
     return best
+
+
+def _reading_size(expr: sympy.Expr) -> int:
+    """Nodes as a reader counts them: SymPy's preorder count, with the numbers among the
+    arguments of a sum or product, and any subtree that is a number, counted as one."""
+    if expr.is_number:
+        return 1
+    if expr.is_Add or expr.is_Mul:
+        numbers = [a for a in expr.args if a.is_number]
+        return 1 + min(len(numbers), 1) + sum(_reading_size(a) for a in expr.args
+                                               if not a.is_number)
+    return 1 + sum(_reading_size(a) for a in expr.args)
 
 
 def _constant_bases_as_exponentials(expr: sympy.Expr) -> sympy.Expr:

@@ -31,6 +31,15 @@ def test_a_form_that_rounding_would_zero_gets_the_digits_it_needs():
     assert not _agrees(round_floats(found, digits - 1), [rho], X, reference)
 
 
+def test_an_exponent_that_rounds_to_an_integer_is_that_integer():
+    from cadsr_sklearn.display import round_floats
+
+    x = sympy.Symbol("x")
+    found = sympy.sin(sympy.Float(0.94081) * x ** sympy.Float(1.00002)) ** sympy.Float(0.99999)
+    assert str(round_floats(found, 4)) == "sin(0.9408*x)"
+    assert str(round_floats(x ** sympy.Float(1.5004), 4)) == "x**1.5"  # not an integer: stays
+
+
 def test_four_digits_when_they_are_enough_and_none_without_floats():
     X = np.linspace(0.5, 3.0, 40)[:, None]
     assert faithful_digits(sympy.Float(2.123456789) * rho, [rho], X) == 4

@@ -49,6 +49,14 @@ def _simplest(expr, lo=-1.0, hi=1.0, n=20):
         (sympy.sin(F(7.38905609893065) ** sympy.log(x)) + x, (0, 1), sympy.sin(x**2) + x),
         # a log of a power splits where that is shorter
         (sympy.log(F(1.00000000000002) * sympy.exp(x) ** 3), (0, 2), 3 * x),
+        # 2π taken out of a root by SymPy (the tree held 4π² under it): one constant still
+        (F(6.28318530717959) * sympy.sqrt(x), (0.1, 2), 2 * sympy.pi * sympy.sqrt(x)),
+        # the normal density's 1/√(2π), and π² itself
+        (F(0.398942280401433) * sympy.exp(-x**2 / 2), (-1, 1),
+         sympy.exp(-x**2 / 2) / sympy.sqrt(2 * sympy.pi)),
+        (F(9.86960440108936) * x, (-1, 1), sympy.pi**2 * x),
+        # (1/a)**p is a**(-p) where a > 0
+        (F(0.9853) / (1 / x) ** F(1.504), (0.1, 2), F(0.9853) * x ** F(1.504)),
     ],
 )
 def test_found_forms_are_reported_in_their_shortest_equal_form(found, domain, reported):
