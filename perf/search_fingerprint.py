@@ -69,8 +69,8 @@ def _run(params, X, y, w) -> dict:
                        ("complexity", "equation", "reward", "loss", "criterion")} for r in rows],
             "formula": str(m.sympy()),
             "constants": [repr(float(c)) for c in m.best_expression_.constants],
-            "rewards": [[repr(h.get("best_reward")), repr(h.get("batch_mean_reward")), repr(h.get("best_criterion"))]
-                        for h in m.history_],
+            "rewards": [[repr(h.get("best_reward")), repr(h.get("batch_mean_reward")),
+                         repr(h.get("best_criterion"))] for h in m.history_],
         })
     return {"models": out, "prediction": [repr(float(v)) for v in np.ravel(model.predict(X))[:5]]}
 
@@ -102,7 +102,8 @@ def compare(a: str, b: str) -> int:
             for i, (mo, mn) in enumerate(zip(old[name]["models"], new[name]["models"])):
                 for key in mo:
                     if mo[key] != mn[key]:
-                        print(f"  model {i} {key}: {str(mo[key])[:200]}\n     -> {str(mn[key])[:200]}")
+                        print(f"  model {i} {key}: {str(mo[key])[:200]}\n"
+                              f"     -> {str(mn[key])[:200]}")
         else:
             print(f"{name}: identical")
     return 1 if changed else 0

@@ -21,8 +21,9 @@ def test_formulas_keep_residual_degrees_of_freedom():
     assert fittable_constants(10, 6) == 4
     assert fittable_constants(10, 2) == 0
     assert fittable_constants(3, 1000) == 3
-    with pytest.warns(SmallDataWarning, match="max_constants=2"):
+    with pytest.warns(SmallDataWarning, match="max_constants=2") as caught:
         model = CADSRRegressor(**{**TINY, "n_epochs": 4}).fit(X6, Y6)
+    assert caught[0].filename == __file__  # reported where fit was called
     for tree in model.equations_["expression"]:
         assert tree.n_fitted <= len(Y6) - MIN_RESIDUAL_DOF
 

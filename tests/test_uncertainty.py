@@ -108,9 +108,6 @@ def test_the_estimator_reports_its_constants_and_prediction_errors(model):
     assert last.shape == (10,)
     loaded = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(loaded.predict(X[:10], return_std=True)[1], y_std)
-    del loaded._uncertainties  # as in a model saved before this feature
-    with pytest.raises(ValueError, match="refit it to use return_std=True"):
-        loaded.predict(X[:10], return_std=True)
 
 
 def test_the_estimator_weights_the_standard_errors_as_its_fit(model):
