@@ -19,7 +19,7 @@ import numpy as np
 import sympy
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._version import __version__
 from .checkpoint import data_fingerprint
@@ -33,13 +33,14 @@ from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, check_settings
 from .progress import Progress
 from .report import (CONSTANT_COLUMNS, as_table, constant_rows, records, report_front,
                      row_position)
+from .rewards import sample_size
 from .run import check_found, run
 from .scoring import Candidate, HallOfFame
 from .search import build_search
 from .training import SearchResult
 from .uncertainty import ConstantUncertainty
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
-                         warn_if_small, with_numeric_hint)
+                         frequency_weighted, warn_if_small, with_numeric_hint)
 
 __all__ = ["CADSRRegressor", "SmallDataWarning", "PAPER_SETTINGS"]
 
@@ -287,8 +288,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     n_epochs_ : int
         Epochs run (over every call, with ``warm_start``).
     n_evaluations_ : int
-        Sampled expressions scored (a batch counts in full); the few hundred
-        that pruning scores after the search are not counted.
+        Sampled expressions scored (a batch counts in full; pruning's are not).
     device_ : torch.device
         Where the policy ran.
     stop_reason_ : str
@@ -303,9 +303,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Only for a 2-D ``y``: the estimator of each output (see the Notes of
         :meth:`fit`); the per-formula attributes are then lists over them.
     search_state_ : bytes or None
-        With ``warm_start``, the whole search as its last epoch left it (see
-        :mod:`cadsr_sklearn.checkpoint`), which the next ``fit`` continues;
-        None otherwise.
+        With ``warm_start``, the whole search as it stopped, which the next
+        ``fit`` continues (:mod:`cadsr_sklearn.checkpoint`); None otherwise.
     """
 
     _parameter_constraints: dict = PARAMETER_CONSTRAINTS
@@ -417,8 +416,12 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             Targets. A 2-D ``y`` gets one independent search per column (see
             "Several outputs" below).
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights; they enter the likelihood and the constant fit
-            (of every output).
+            Frequency weights, as scikit-learn means them: a row of weight w
+            counts as w observations of it (2 is the row twice, 0 no row) in
+            the constant fit, the likelihood and S, the number of observations
+            (the BIC's k ln S, the description length), which is Σw. Scale
+            relative weights, such as 1/σᵢ², to the number of rows first:
+            ``w * len(w) / w.sum()`` (see the FAQ). The same for every output.
 
         Returns
         -------
@@ -466,9 +469,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return self
         self.n_outputs_ = 1
         self.__dict__.pop("estimators_", None)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
+        X, y, sample_weight = frequency_weighted(X, y, sample_weight)
         self.device_ = resolve_device(self.device)
         self.version_ = __version__
         self.symbol_names_ = symbol_names(self._column_names())
@@ -478,7 +479,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if np.ptp(y) == 0:
             return self._fit_constant_target(X, y)
         check_target_scale(y)
-        warn_if_small(len(y), self.max_constants)
+        warn_if_small(sample_size(len(y), sample_weight), self.max_constants,
+                      weighted=sample_weight is not None)
 
         # build, or take up the search to continue
         fingerprint = data_fingerprint(X, y, sample_weight)

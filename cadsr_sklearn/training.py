@@ -243,7 +243,7 @@ def run_search(
         state.optimizer = torch.optim.Adam(policy.parameters(), lr=config.learning_rate)
     interrupted = False
     try:
-        while not (stop := _stop_reason(config, state, exact_loss, len(scorer.X))):
+        while not (stop := _stop_reason(config, state, exact_loss, scorer.reward.n_samples)):
             record = _epoch(state, policy, sampler, scorer, library, config, generator)
             now = time.perf_counter()
             state.call.last_epoch_seconds = now - start - state.call.seconds
@@ -427,7 +427,7 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     """
     deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     polish = partial(scorer.refit, fresh_starts=False)
-    rows = len(scorer.X)
+    rows = scorer.reward.n_samples  # S: with frequency weights, their sum
     try:
         best = snap(result.best, polish, max_loss, n_samples=rows)
         others = []
@@ -471,7 +471,7 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dic
 
 
 def _stop_reason(config: TrainingConfig, state: LoopState, exact_loss: float,
-                 n_rows: int) -> str:
+                 n_rows: float) -> str:
     """Why the loop stops before its next epoch, or "" to go on.
 
     Checked before every epoch, the first included, so a search continued from

@@ -3,9 +3,10 @@
 scikit-learn's ``validate_data`` checks shapes, finiteness and dtypes; these
 add what a symbolic search needs, each with a message that says what to fix:
 numbers, not text (:func:`check_numeric_target`, :func:`with_numeric_hint`);
+sample weights as the frequencies scikit-learn means (:func:`frequency_weighted`);
 targets whose squared errors float64 can hold (:func:`check_target_scale`);
-and enough rows for the constants a formula may fit (:func:`warn_if_small`,
-:class:`SmallDataWarning`).
+and enough observations for the constants a formula may fit
+(:func:`warn_if_small`, :class:`SmallDataWarning`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.utils.validation import _check_sample_weight
 
 from .scoring import MIN_RESIDUAL_DOF, fittable_constants
 
 __all__ = ["SmallDataWarning", "check_numeric_target", "with_numeric_hint",
-           "check_target_scale", "warn_if_small", "ROWS_PER_CONSTANT"]
+           "frequency_weighted", "check_target_scale", "warn_if_small", "ROWS_PER_CONSTANT"]
 
 # Squared errors of targets beyond these scales overflow (or underflow to zero) in
 # float64, so no formula could be scored: such y is rejected with a hint to rescale.
@@ -72,6 +74,25 @@ def with_numeric_hint(err: ValueError, X) -> ValueError:
     )
 
 
+def frequency_weighted(X: np.ndarray, y: np.ndarray, sample_weight
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(X, y, sample_weight)`` with the weights checked as frequencies, rows of weight 0 gone.
+
+    A weight is how many times its row was observed (scikit-learn's meaning:
+    weight 2 is the row repeated), so a row of weight 0 was not observed and
+    takes no part in the search, not even by being where a formula is
+    undefined. The weights must be finite, non-negative and not all zero.
+    """
+    if sample_weight is None:
+        return X, y, None
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                         ensure_non_negative=True)
+    observed = sample_weight > 0
+    if observed.all():
+        return X, y, sample_weight
+    return X[observed], y[observed], sample_weight[observed]
+
+
 def check_target_scale(y: np.ndarray) -> None:
     """Reject targets whose squared errors float64 cannot hold (see ``_Y_MAX``)."""
     top = float(np.max(np.abs(y)))
@@ -89,18 +110,25 @@ def check_target_scale(y: np.ndarray) -> None:
         )
 
 
-def warn_if_small(n_rows: int, max_constants: int) -> None:
-    """Warn, saying what to do, when formulas may hold more constants than the rows can pin."""
+def warn_if_small(n_rows: float, max_constants: int, weighted: bool = False) -> None:
+    """Warn, saying what to do, when formulas may hold more constants than the rows can pin.
+
+    ``n_rows`` is S, the number of observations: with (frequency) sample
+    weights, ``weighted``, their sum.
+    """
     if n_rows >= ROWS_PER_CONSTANT * max_constants:
         return
     held = fittable_constants(max_constants, n_rows)
     cap = "" if held == max_constants else (
         f" (held to {held} here, so that {MIN_RESIDUAL_DOF} rows are left beyond them)")
+    weights = "" if not weighted else (
+        " (the sample weights' sum: weights are frequencies; if yours are relative, "
+        "scale them to the number of rows, w * len(w) / w.sum())")
     warnings.warn(
-        f"Only {n_rows} rows for a search whose formulas may fit up to {max_constants} "
-        f"constants{cap}: few rows are left to judge a formula by. Read the whole front "
-        "(equations_), not one formula; set max_constants to about a third of the rows "
-        f"(max_constants={max(1, n_rows // ROWS_PER_CONSTANT)}) to search only what the "
-        "data can determine; judge the choice on rows the fit did not see; and bring more "
-        "rows where you can.",
+        f"Only {n_rows:g} rows{weights} for a search whose formulas may fit up to "
+        f"{max_constants} constants{cap}: few rows are left to judge a formula by. Read the "
+        "whole front (equations_), not one formula; set max_constants to about a third of "
+        f"the rows (max_constants={max(1, math.floor(n_rows) // ROWS_PER_CONSTANT)}) to search "
+        "only what the data can determine; judge the choice on rows the fit did not see; and "
+        "bring more rows where you can.",
         SmallDataWarning, stacklevel=4)  # the caller of fit, past sklearn's _fit_context
