@@ -32,7 +32,7 @@ def data():
 BUDGETS = {
     "tiny": TINY,
     "6x128": dict(n_epochs=6, batch_size=128, device="cpu", random_state=0),
-    "20x200": dict(n_epochs=20, batch_size=200, device="cpu", random_state=0),
+    "12x128": dict(n_epochs=12, batch_size=128, device="cpu", random_state=0),
 }
 
 
