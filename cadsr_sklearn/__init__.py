@@ -11,8 +11,12 @@ __all__ = ["__version__", "CADSRRegressor", "Expression", "Library", "Operator",
 
 def __getattr__(name: str):
     # Import the estimator (and torch) on first use, so `import cadsr_sklearn` stays light.
-    if name in ("CADSRRegressor", "SmallDataWarning"):
-        from . import estimator
+    if name == "CADSRRegressor":
+        from .estimator import CADSRRegressor
 
-        return getattr(estimator, name)
+        return CADSRRegressor
+    if name == "SmallDataWarning":
+        from .validation import SmallDataWarning
+
+        return SmallDataWarning
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -166,15 +166,8 @@ def faithful_digits(
 
 
 def formula_text(row: dict) -> str:
-    """The readable text of a row of ``equations_``: its faithful ``formula``.
-
-    Rows of models saved before that column existed show their equation to
-    :data:`DISPLAY_DIGITS` digits.
-    """
-    text = row.get("formula")
-    if isinstance(text, str):
-        return text
-    return str(round_floats(sympy.sympify(row["equation"]), DISPLAY_DIGITS))
+    """The readable text of a row of ``equations_``: its faithful ``formula``."""
+    return row["formula"]
 
 
 # LaTeX's special characters, escaped for text mode (symbol names that are not identifiers).

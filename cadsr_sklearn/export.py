@@ -30,8 +30,8 @@ import torch
 from . import opcodes
 from .expression import Expression
 
-__all__ = ["TARGETS", "FormulaModule", "to_numpy", "to_torch", "to_jax", "to_python_source",
-           "to_c_source"]
+__all__ = ["TARGETS", "export", "FormulaModule", "to_numpy", "to_torch", "to_jax",
+           "to_python_source", "to_c_source"]
 
 #: What :meth:`~cadsr_sklearn.CADSRRegressor.export` can write.
 TARGETS = ("numpy", "torch", "jax", "python", "c")
@@ -298,3 +298,12 @@ def to_c_source(expression: Expression, feature_names: Sequence[str] | None = No
         "    (void)x;\n"
         f"    return {body};\n}}\n"
     )
+
+
+def export(expression: Expression, feature_names: Sequence[str] | None, target: str):
+    """``expression`` as ``target``, one of :data:`TARGETS`: its function above."""
+    exporters = {"numpy": to_numpy, "torch": to_torch, "jax": to_jax,
+                 "python": to_python_source, "c": to_c_source}
+    if target not in exporters:
+        raise ValueError(f"target must be one of {list(TARGETS)}, got {target!r}.")
+    return exporters[target](expression, feature_names)

@@ -296,9 +296,7 @@ def plot_learning_curve(model, y=None) -> "Figure":
         )
         return fig
     epoch = np.array([h["epoch"] for h in history]) + 1
-    # τ* is chosen by the criterion (older fits: by the reward, and history has no criterion)
-    key = "best_criterion" if "best_criterion" in history[0] else "best_reward"
-    best = np.array([h[key] for h in history], dtype=float)
+    best = np.array([h["best_criterion"] for h in history], dtype=float)  # what chose τ*
     # epochs where τ* changed: a new best expression was found
     improved = np.flatnonzero(np.r_[True, best[1:] != best[:-1]] & np.isfinite(best))
 
@@ -309,9 +307,7 @@ def plot_learning_curve(model, y=None) -> "Figure":
     ax.plot(
         epoch[improved], best[improved], "o", color=_LINE, markersize=4, label="new best expression"
     )
-    judge = getattr(model, "criterion", "reward")
-    if judge == "reward" or key == "best_reward":
-        judge = getattr(model, "reward", "bic")
+    judge = model.reward if model.criterion == "reward" else model.criterion
     ax.set_ylabel(f"τ* by {judge}")
     ax.set_title("Learning curve")
     ax.grid(True, alpha=0.3)

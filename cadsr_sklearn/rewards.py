@@ -60,10 +60,12 @@ Rewards
 
 Sample weights
 --------------
-Weights are rescaled to sum to S (w̃ = S·w / Σw), so they act as frequency
-weights that keep the effective sample size S in the penalty k ln S. The
-log-likelihood is Σ w̃ᵢ ln p(yᵢ | τ(xᵢ)); every variance, mean and RMSE below is
-the w̃-weighted one.
+Weights are frequency weights, as scikit-learn means them: a row of weight 2
+counts as that row twice, so S, the number of observations in k ln S and in
+the likelihood, is Σw (:func:`sample_size`), and the log-likelihood is
+Σ wᵢ ln p(yᵢ | τ(xᵢ)); every variance, mean and RMSE below is the w-weighted
+one. Weights that only say how much rows count relative to each other are
+scaled to the number of rows first (w·n/Σw), or they state another S.
 
 Round-off floor
 ---------------
@@ -96,6 +98,7 @@ __all__ = [
     "REWARDS",
     "Reward",
     "make_reward",
+    "sample_size",
     "bic",
     "mdl",
     "mse",
@@ -116,9 +119,9 @@ _TINY = float(np.finfo(np.float64).tiny)
 class _Targets:
     """Statistics of the training targets, computed once per fit."""
 
-    y: np.ndarray  # (S,)
-    w: np.ndarray | None  # (S,) rescaled to sum to S, or None
-    n: int  # S
+    y: np.ndarray  # (n,) one per row
+    w: np.ndarray | None  # (n,) frequency weights, or None (all 1)
+    n: float  # S, the number of observations: n, or Σw
     variance: float  # weighted variance of y, floored
     floor: float  # σ²_min
 
@@ -141,12 +144,17 @@ def _targets(y, sample_weight=None) -> _Targets:
             raise ValueError(f"sample_weight has shape {w.shape}, expected {y.shape}.")
         if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.sum(w) > 0:
             raise ValueError("sample_weight must be finite, non-negative and not all zero.")
-        w = w * (n / np.sum(w))
+        n = sample_size(n, w)
         mean = float(np.dot(w, y) / n)
         var = float(np.dot(w, (y - mean) ** 2) / n)
         ms = float(np.dot(w, y * y) / n)
     floor = max((_ROUNDOFF * _EPS) ** 2 * ms, _TINY)
     return _Targets(y, w, n, max(var, floor), floor)
+
+
+def sample_size(n_rows: int, sample_weight: np.ndarray | None = None) -> float:
+    """S, the number of observations: ``n_rows``, or with frequency weights their sum."""
+    return n_rows if sample_weight is None else float(np.sum(sample_weight))
 
 
 def _residuals(y_pred, t: _Targets) -> np.ndarray | None:
@@ -308,8 +316,8 @@ def bic(
     complexity : int
         k, the number of nodes plus the number of fitted constants (a fixed literal is
         a node, not a constant).
-    sample_weight : ndarray of shape (S,), optional
-        Frequency-style weights, rescaled to sum to S.
+    sample_weight : ndarray of shape (n,), optional
+        Frequency weights: S = Σw (see "Sample weights" above).
     variance : {"mle", "target"}, default="mle"
         σ² = the mean squared residual, or the variance of y (both floored at
         round-off); the estimator's ``bic_variance``.
@@ -342,8 +350,8 @@ def mdl(
         The formula, with its fitted constants and fixed literals.
     X : ndarray of shape (S, n_features)
         The rows of ``y``: its constants' Fisher information is measured on them.
-    sample_weight : ndarray of shape (S,), optional
-        Frequency-style weights, rescaled to sum to S.
+    sample_weight : ndarray of shape (n,), optional
+        Frequency weights: S = Σw (see "Sample weights" above).
     likelihood : {"gaussian", "student_t"}
     nu : float, default=4.0
     """
@@ -391,6 +399,11 @@ class Reward:
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
         return f"Reward({self.name!r}{', ' if opts else ''}{opts})"
+
+    @property
+    def n_samples(self) -> float:
+        """S, the number of observations in the bound targets (:func:`sample_size`)."""
+        return self.targets.n
 
     @property
     def floor(self) -> float:

@@ -36,10 +36,14 @@ __all__ = ["Candidate", "HallOfFame", "Scorer", "MIN_RESIDUAL_DOF", "fittable_co
 MIN_RESIDUAL_DOF = 2
 
 
-def fittable_constants(max_constants: int, n_rows: int) -> int:
+def fittable_constants(max_constants: int, n_rows: float) -> int:
     """The constant tokens a sampled formula may hold: ``max_constants``, and at most
-    ``n_rows − MIN_RESIDUAL_DOF``, so that every formula leaves residual degrees of freedom."""
-    return max(0, min(max_constants, n_rows - MIN_RESIDUAL_DOF))
+    ``n_rows − MIN_RESIDUAL_DOF``, so that every formula leaves residual degrees of freedom.
+
+    ``n_rows`` is S, the number of observations (with frequency weights their sum, which
+    need not be whole)."""
+    whole = math.floor(n_rows * (1 + 1e-12))  # weights that sum to 6 to round-off count 6
+    return max(0, min(max_constants, whole - MIN_RESIDUAL_DOF))
 
 
 @dataclass
@@ -60,7 +64,7 @@ class Candidate:
     def complexity(self) -> int:
         return self.expression.complexity
 
-    def is_exact(self, exact_loss: float, n_rows: int) -> bool:
+    def is_exact(self, exact_loss: float, n_rows: float) -> bool:
         """Whether it fits ``n_rows`` rows exactly: a training loss at most ``exact_loss``
         with at least :data:`MIN_RESIDUAL_DOF` rows to spare beyond its fitted constants."""
         return self.loss <= exact_loss and n_rows - self.expression.n_fitted >= MIN_RESIDUAL_DOF

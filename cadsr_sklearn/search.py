@@ -23,7 +23,7 @@ from .constraints import Constraints
 from .library import Library, canonical_operators
 from .policy import Policy
 from .priors import Priors
-from .rewards import make_reward
+from .rewards import make_reward, sample_size
 from .sampler import Sampler
 from .scoring import HallOfFame, Scorer, fittable_constants
 from .training import LoopState, SearchResult, TrainingConfig, run_search
@@ -148,7 +148,8 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
         ).to(device)
     generator = torch.Generator(device=device).manual_seed(torch_seed)
     constraints = Constraints(library, max_length=params["max_length"],
-                              max_constants=fittable_constants(params["max_constants"], len(y)))
+                              max_constants=fittable_constants(params["max_constants"],
+                                                               sample_size(len(y), sample_weight)))
     priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"])
     sampler = Sampler(policy, library, constraints, priors)
     fitter = ConstantFitter(X, y, sample_weight=sample_weight,

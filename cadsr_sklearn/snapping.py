@@ -58,7 +58,7 @@ def snap(
     max_loss: float = math.inf,
     deadline: float | None = None,
     rtol: float = SNAP_WINDOW,
-    n_samples: int | None = None,
+    n_samples: float | None = None,
 ) -> Candidate:
     """Fix the constants of ``best`` to simple numbers while that raises the criterion.
 
@@ -77,8 +77,9 @@ def snap(
         :func:`time.perf_counter` time after which no new round starts.
     rtol : float, default=SNAP_WINDOW
         Relative distance within which simple numbers are tried.
-    n_samples : int, optional
-        Rows the loss is measured on (S). When given (and no finite
+    n_samples : float, optional
+        Observations the loss is measured on (S: the rows, or the sum of their
+        frequency weights). When given (and no finite
         ``max_loss`` applies), a snap must also pass the profile-likelihood BIC
         test, ``S·log(MSE′/MSE) < log S``, whatever the criterion: with the BIC's
         ``bic_variance="target"`` the BIC alone would let each snap raise

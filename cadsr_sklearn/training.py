@@ -249,7 +249,8 @@ def run_search(search: SearchParts, on_epoch: Callable[[dict, Any], None] | None
         state.optimizer = torch.optim.Adam(search.policy.parameters(), lr=config.learning_rate)
     interrupted = False
     try:
-        while not (stop := _stop_reason(config, state, search.exact_loss, len(search.scorer.X))):
+        while not (stop := _stop_reason(config, state, search.exact_loss,
+                                        search.scorer.reward.n_samples)):
             record = _epoch(search)
             now = time.perf_counter()
             state.call.last_epoch_seconds = now - start - state.call.seconds
@@ -436,7 +437,7 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     """
     deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     polish = partial(scorer.refit, fresh_starts=False)
-    rows = len(scorer.X)
+    rows = scorer.reward.n_samples  # S: with frequency weights, their sum
     try:
         best = snap(result.best, polish, max_loss, n_samples=rows)
         others = []
@@ -480,7 +481,7 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dic
 
 
 def _stop_reason(config: TrainingConfig, state: LoopState, exact_loss: float,
-                 n_rows: int) -> str:
+                 n_rows: float) -> str:
     """Why the loop stops before its next epoch, or "" to go on.
 
     Checked before every epoch, the first included, so a search continued from

@@ -131,7 +131,8 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
     closed = []
     original_close = progress.Progress.close
     monkeypatch.setattr(
-        progress.Progress, "close", lambda self: (closed.append(True), original_close(self))
+        progress.Progress, "close",
+        lambda self, front=None: (closed.append(True), original_close(self, front))
     )
     _interrupt_on_call(monkeypatch, owner, name, call=3)
     model = CADSRRegressor(n_epochs=100, verbose=1, **FAST).fit(X, y)

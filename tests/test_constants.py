@@ -398,5 +398,7 @@ def test_a_constant_fit_that_raises_is_reported_after_the_search(monkeypatch):
     monkeypatch.setattr(levenberg_marquardt, "warm_up", lambda: None)  # it calls the kernel too
     monkeypatch.setattr(constants.levenberg_marquardt, "fit_batch", broken)
     X = np.linspace(0.5, 2.0, 30)[:, None]
-    with pytest.warns(RuntimeWarning, match="constant fits raised an error.*a kernel bug"):
+    message = "constant fits raised an error.*a kernel bug"
+    with pytest.warns(RuntimeWarning, match=message) as caught:
         CADSRRegressor(**TINY).fit(X, 2.5 * X[:, 0] + 1.0)
+    assert caught[0].filename == __file__  # reported where fit was called

@@ -135,17 +135,3 @@ def test_column_names_sympy_reads_as_something_else_get_symbols():
     model = CADSRRegressor(n_epochs=2, **FAST).fit(X, np.e * X["E"] + X["mass"])
     text = str(model.expression_)
     assert sympy.sympify(text, locals={"E_": sympy.Symbol("E_")}) == model.expression_
-
-
-def test_a_model_pickled_before_model_selection_existed_still_works(model):
-    from sklearn.base import clone
-
-    model, X = model
-    state = dict(model.__getstate__())
-    for key in ("model_selection", "symbol_names_", "_display_digits"):
-        state.pop(key, None)
-    old = CADSRRegressor.__new__(CADSRRegressor)
-    old.__setstate__(state)
-    assert old.model_selection == "reward" and repr(old) and clone(old)
-    np.testing.assert_array_equal(old.predict(X), model.predict(X))
-    assert isinstance(old.latex(), str)  # four digits: older models did not record more

@@ -337,7 +337,7 @@ def test_paper_example():
     a, b = sympy.symbols("mass speed")
     assert expr.to_sympy(["t", "mass", "speed"]) == a**2.0 + sympy.sin(b)
     assert expr.to_sympy(constants=[3.0]) == x1**3.0 + sympy.sin(x2)
-    assert expr.latex(["t", "m", "v"]) == r"m^{2.0} + \sin{\left(v \right)}"
+    assert expr.latex(["t", "m", "v"]) == r"m^{2} + \sin{\left(v \right)}"  # no m^{2.0}
     assert expr.infix() == "((x1 ^ 2) + sin(x2))"
     assert repr(expr) == "Expression(x1**2.0 + sin(x2))"
     shifted = Expression.from_names(["sub", "x0", "c"], expr.library, [-0.3], order="prefix")

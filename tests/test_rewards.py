@@ -20,6 +20,7 @@ from cadsr_sklearn.rewards import (
     mse,
     nrmse,
     rank_weights,
+    sample_size,
 )
 
 LIB = Library(1)
@@ -135,14 +136,22 @@ def test_invalid_predictions_get_minus_inf(name, bad):
     assert rank_weights(np.array([got, 0.0, -5.0]), 100, 3)[0] == 0.0
 
 
-def test_sample_weight_convention():
+def test_sample_weights_are_frequencies():
+    # scikit-learn's meaning: weight k is the row k times, so S = Σw
     rng = np.random.default_rng(4)
     y_pred = Y + 0.1 * rng.standard_normal(Y.shape)
+    counts = rng.integers(0, 4, len(Y))
+    repeated = np.repeat(np.arange(len(Y)), counts)
     for name in REWARDS:
-        plain = make_reward(name, Y, X=X)(y_pred, BIGGER)
-        # weights are rescaled to sum to S: any constant weight is no weight
-        assert make_reward(name, Y, X=X, sample_weight=np.full(len(Y), 3.0))(y_pred, BIGGER) == (
-            pytest.approx(plain, rel=1e-12))
+        weighted = make_reward(name, Y, X=X, sample_weight=counts)
+        plain = make_reward(name, Y[repeated], X=X[repeated])
+        assert weighted.n_samples == counts.sum() == plain.n_samples
+        assert weighted(y_pred, BIGGER) == pytest.approx(plain(y_pred[repeated], BIGGER),
+                                                         rel=1e-12)
+    assert sample_size(len(Y), counts) == counts.sum() and sample_size(len(Y)) == len(Y)
+    # so a constant weight is more data, not no weight, for the rewards that count rows
+    tripled = make_reward("bic", Y, sample_weight=np.full(len(Y), 3.0))(y_pred, BIGGER)
+    assert tripled != pytest.approx(make_reward("bic", Y)(y_pred, BIGGER), rel=1e-6)
     # a zero-weight row does not matter at all
     w = np.ones(len(Y))
     w[5] = 0.0
@@ -151,14 +160,13 @@ def test_sample_weight_convention():
     for name in REWARDS:
         reward = make_reward(name, Y, X=X, sample_weight=w)
         assert reward(moved, BIGGER) == pytest.approx(reward(y_pred, BIGGER), rel=1e-12)
-    # weighted Gaussian log-likelihood with σ² = weighted variance
+    # weighted Gaussian log-likelihood with σ² = weighted variance, S = Σw
     w = rng.uniform(0.1, 2.0, len(Y))
-    wn = w * len(Y) / w.sum()
     mean = np.average(Y, weights=w)
     var = np.average((Y - mean) ** 2, weights=w)
-    loglik = np.sum(wn * stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(var)))
+    loglik = np.sum(w * stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(var)))
     assert bic(y_pred, Y, 8, sample_weight=w, variance="target") == pytest.approx(
-        -(8 * log(len(Y)) - 2 * loglik))
+        -(8 * log(w.sum()) - 2 * loglik))
 
 
 # ----------------------------------------------------------------------------- ablation rewards

@@ -194,17 +194,6 @@ def test_complex_values_never_match():
     assert not round_off_equal(np.array([1.0 + 0j, 2.0 + 0j]), np.array([1.0, 2.0]))
 
 
-def test_a_model_pickled_before_simplify_existed_still_works():
-    model = CADSRRegressor(n_epochs=1, batch_size=50, ff_dim=16, random_state=0, device="cpu")
-    model.fit(np.linspace(0, 1, 10)[:, None], np.linspace(0, 1, 10) ** 2)
-    state = model.__getstate__()
-    del state["simplify"]
-    old = CADSRRegressor.__new__(CADSRRegressor)
-    old.__setstate__(state)
-    assert old.get_params()["simplify"] is False
-    assert repr(old)
-
-
 def test_a_fitted_constant_base_is_written_as_an_exponential():
     x = sympy.Symbol("x")
     X = np.linspace(0.5, 3.0, 40)[:, None]

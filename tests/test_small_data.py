@@ -21,8 +21,9 @@ def test_formulas_keep_residual_degrees_of_freedom():
     assert fittable_constants(10, 6) == 4
     assert fittable_constants(10, 2) == 0
     assert fittable_constants(3, 1000) == 3
-    with pytest.warns(SmallDataWarning, match="max_constants=2"):
+    with pytest.warns(SmallDataWarning, match="max_constants=2") as caught:
         model = CADSRRegressor(**{**TINY, "n_epochs": 4}).fit(X6, Y6)
+    assert caught[0].filename == __file__  # reported where fit was called
     for tree in model.equations_["expression"]:
         assert tree.n_fitted <= len(Y6) - MIN_RESIDUAL_DOF
 
@@ -74,3 +75,13 @@ def test_model_selection_cv_reports_the_held_out_loss():
     assert np.all(table["cv_loss"] >= 0)
     assert table["cv_loss"][chosen] <= table["cv_loss"].min() * 10  # within reach of the best
     np.testing.assert_array_equal(model.predict(X6), table["expression"][chosen].evaluate(X6))
+
+
+def test_weights_count_observations_and_a_small_sum_is_pointed_out():
+    # frequency weights: 60 rows of weight 1/60 are one observation, not 60
+    X = np.linspace(0.5, 2.0, 60)[:, None]
+    with pytest.warns(SmallDataWarning, match=r"Only 1 rows \(the sample weights' sum.*"
+                                              r"w \* len\(w\) / w\.sum\(\)"):
+        model = CADSRRegressor(**TINY).fit(X, 2.0 * X[:, 0] + 1.0,
+                                          sample_weight=np.full(60, 1 / 60))
+    assert all(tree.n_fitted == 0 for tree in model.equations_["expression"])

@@ -1,0 +1,120 @@
+"""Going on with a search: which one a fit continues, and what it leaves to continue from.
+
+A fit continues the search the last fit kept (``warm_start``; on new data its
+candidates are refitted and rescored there), else resumes the ``checkpoint``
+file (on the same data only), else starts afresh
+(:func:`continued_search`). Either refuses a search built with other
+:data:`~cadsr_sklearn.search.STRUCTURE` parameters or on other features, with a
+message that says how to start afresh. While it runs, a fit leaves what the
+next one continues from (:class:`SearchSaver`): the checkpoint file every
+``checkpoint_every`` seconds and when the search stops, and with
+``warm_start`` the whole search as it stopped. The bytes and files themselves
+are :mod:`cadsr_sklearn.checkpoint`'s.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+import numpy as np
+import torch
+
+from . import checkpoint
+from .checkpoint import CheckpointWriter
+from .search import Search, build_search
+
+__all__ = ["SearchSaver", "continued_search"]
+
+
+def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
+                     sample_weight: np.ndarray | None, fingerprint: str, device: torch.device,
+                     kept: bytes | None) -> Search | None:
+    """The search a fit with ``params`` on ``(X, y, sample_weight)`` goes on with, or None.
+
+    ``kept`` is the last fit's :attr:`~cadsr_sklearn.CADSRRegressor.search_state_`
+    when ``warm_start`` is on (else None); ``fingerprint`` the data's
+    :func:`~cadsr_sklearn.checkpoint.data_fingerprint`. Raises ValueError when
+    the kept search or the checkpoint cannot go on here, or the checkpoint's
+    folder is not writable.
+    """
+    if kept is not None:
+        saved = checkpoint.loads(kept, device, "The warm-started search")
+        _check_continuable(saved.search, params, X, "warm_start cannot continue it",
+                           "Set warm_start=False to start afresh.")
+        if saved.fingerprint != fingerprint:  # new data: the kept candidates rescored
+            fresh = build_search(params, X, y, sample_weight, device, 0, 0)
+            saved.search.adopt_data(fresh)
+        saved.search.new_call(params)
+        return saved.search
+    path = params["checkpoint"]
+    if path is None:
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise ValueError(f"checkpoint={os.fspath(path)!r}: the folder {folder!r} "
+                         "does not exist or is not writable.")
+    if not os.path.exists(path):
+        return None
+    saved = checkpoint.read(path, device)
+    where = f"The checkpoint {os.fspath(path)!r}"
+    advice = "Delete it, or pass another checkpoint path, to start afresh."
+    _check_continuable(saved.search, params, X, f"{where} cannot be resumed", advice)
+    if saved.fingerprint != fingerprint:
+        raise ValueError(f"{where} was written for other training data (X, y or "
+                         f"sample_weight differ). {advice}")
+    saved.search.resume(params)
+    return saved.search
+
+
+def _check_continuable(search: Search, params: Mapping[str, Any], X: np.ndarray, problem: str,
+                       advice: str) -> None:
+    """Raise ValueError when ``search`` cannot go on with ``params`` on ``X``'s features."""
+    changed = search.changed_structure(params)
+    if changed:
+        raise ValueError(f"{problem}: it was started with other {', '.join(changed)}. "
+                         f"{advice}")
+    if search.library.n_features != X.shape[1]:
+        raise ValueError(f"{problem}: it was started on {search.library.n_features} "
+                         f"features, X has {X.shape[1]}. {advice}")
+
+
+class SearchSaver:
+    """What a running fit leaves for the next one to continue from.
+
+    Parameters
+    ----------
+    path : str, path or None
+        The ``checkpoint`` file, written every ``every`` seconds and when the
+        search stops; None writes none.
+    every : float
+        ``checkpoint_every``.
+    fingerprint : str
+        Of the training data, written with the search.
+    warm_start : bool
+        Keep the whole search as it stopped in :attr:`state`.
+
+    Attributes
+    ----------
+    state : bytes or None
+        With ``warm_start``, the search as the stop left it, before pruning and
+        snapping (what goes on from here); None until it stops, and after Ctrl-C.
+    """
+
+    def __init__(self, path: str | os.PathLike | None, every: float, fingerprint: str,
+                 warm_start: bool) -> None:
+        self.writer = None if path is None else CheckpointWriter(path, every, fingerprint)
+        self.fingerprint, self.warm_start = fingerprint, warm_start
+        self.state: bytes | None = None
+
+    def after_epoch(self, search: Search) -> None:
+        """After every epoch: the checkpoint, when its interval is up."""
+        if self.writer is not None:
+            self.writer.after_epoch(search)
+
+    def at_stop(self, search: Search) -> None:
+        """When a stopping rule fires, before pruning and snapping: the loop's state."""
+        if self.writer is not None:
+            self.writer.write(search)
+        if self.warm_start:
+            self.state = checkpoint.dumps_for_warm_start(search, self.fingerprint)

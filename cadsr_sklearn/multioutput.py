@@ -1,0 +1,61 @@
+"""Several outputs: one independent search per column of a 2-D ``y``.
+
+``fit`` on ``y`` of shape ``(n, m)`` fits ``m`` copies of the estimator, one
+per column (:func:`fit_outputs`), so that output j's formula is the one
+``fit(X, y[:, j])`` finds; the methods that describe a formula then ask each
+copy in turn (:func:`per_output`), and the fitted attributes of
+:data:`PER_OUTPUT` become lists over them.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from sklearn.base import clone
+
+__all__ = ["PER_OUTPUT", "fit_outputs", "per_output"]
+
+#: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
+PER_OUTPUT = ("expression_", "best_expression_", "unsnapped_expression_", "equations_",
+              "constants_", "history_", "n_epochs_", "n_evaluations_", "stop_reason_",
+              "y_variance_")
+
+
+def fit_outputs(estimator, X, Y: np.ndarray, sample_weight) -> None:
+    """Fit ``estimator`` on ``Y`` (n, m): one copy of it, with its parameters, per column.
+
+    The copies become its :attr:`estimators_`; the attributes of
+    :data:`PER_OUTPUT` lists over them, the others the first's. With
+    ``warm_start``, the copies of the last fit go on with their own searches;
+    a ``checkpoint`` path gets the suffix ``.output{j}`` per output.
+    """
+    previous = getattr(estimator, "estimators_", None)
+    if estimator.warm_start and previous is not None and len(previous) == Y.shape[1]:
+        outputs = previous  # each continues its own search
+    else:
+        outputs = [clone(estimator) for _ in range(Y.shape[1])]
+    for j, output in enumerate(outputs):
+        checkpoint_path = (None if estimator.checkpoint is None
+                           else f"{os.fspath(estimator.checkpoint)}.output{j}")
+        output.set_params(**estimator.get_params()).set_params(checkpoint=checkpoint_path)
+        output.fit(X, Y[:, j], sample_weight)
+    estimator.estimators_ = outputs
+    estimator.n_outputs_ = Y.shape[1]
+    first = outputs[0]
+    estimator.device_, estimator.version_ = first.device_, first.version_
+    estimator.symbol_names_ = first.symbol_names_
+    estimator.interrupted_ = any(o.interrupted_ for o in outputs)
+    estimator.search_state_ = None  # each output keeps its own
+    for name in PER_OUTPUT:
+        setattr(estimator, name, [getattr(o, name) for o in outputs])
+
+
+def per_output(estimators: list, method: str, index, **kwargs) -> list:
+    """``method`` of every output's estimator, ``index`` one row per output or the same."""
+    indices = (list(index) if isinstance(index, (list, tuple, np.ndarray))
+               else [index] * len(estimators))
+    if len(indices) != len(estimators):
+        raise ValueError(f"index must give one row per output ({len(estimators)}), "
+                         f"got {len(indices)}.")
+    return [getattr(e, method)(index=i, **kwargs) for e, i in zip(estimators, indices)]

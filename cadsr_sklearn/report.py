@@ -1,0 +1,146 @@
+"""What a fit reports about its result: the Pareto front as rows, the chosen one, its constants.
+
+After the search, :func:`report_front` turns the front (simplest first) into
+the rows of ``equations_``: each formula in SymPy and the feature names (with
+``simplify``, its shortest form equal to it on the training rows), the digits
+that show it faithfully (:mod:`cadsr_sklearn.display`), the standard errors of
+its constants (:mod:`cadsr_sklearn.uncertainty`), and which row
+``model_selection`` chose (:mod:`cadsr_sklearn.selection`). Two trees that
+read as one formula are reported once. :func:`as_table` makes the rows a
+pandas DataFrame where pandas is installed; :func:`constant_rows` are the
+rows of ``constants_``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import sympy
+
+from .display import faithful_digits, r2_from_loss, round_floats
+from .expression import Expression
+from .scoring import Candidate
+from .selection import cross_validated_errors, select
+from .simplification import simplest_equivalent
+from .uncertainty import ConstantUncertainty, constant_uncertainty
+
+__all__ = ["FrontReport", "report_front", "formula", "as_table", "records", "row_position",
+           "constant_rows", "CONSTANT_COLUMNS"]
+
+#: The columns of ``constants_``.
+CONSTANT_COLUMNS = ["name", "value", "std_error", "ci_low", "ci_high", "fixed"]
+
+
+@dataclass(frozen=True)
+class FrontReport:
+    """The rows of ``equations_``, with what is kept beside them for each."""
+
+    rows: list[dict]  # one per formula of the front, simplest first: the columns of equations_
+    digits: list[int]  # per row, the significant digits that show its formula faithfully
+    uncertainties: list[ConstantUncertainty]  # per row, its constants' covariance
+    selected: int  # the row ``model_selection`` chose
+
+
+def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
+                 sample_weight: np.ndarray | None, names: list[str], *, simplify: bool,
+                 y_variance: float, model_selection: str, const_fit_samples: int,
+                 fitted_rows: Callable[[Candidate], np.ndarray] | None = None) -> FrontReport:
+    """The report of the Pareto ``front`` (simplest first), τ* = ``best`` among it.
+
+    ``names`` are the features' symbols; ``y_variance`` the training targets'
+    (weighted) variance, for each row's R². With ``model_selection="cv"`` the
+    rows get a ``cv_loss`` column (constants refitted on at most
+    ``const_fit_samples`` rows of each fold). ``fitted_rows(candidate)`` gives the
+    rows a row's constants were fitted on, where their uncertainty is taken (all
+    rows when None).
+    """
+    symbols = [sympy.Symbol(n) for n in names]
+    rows, digits, uncertainties = [], [], []
+    for c in front:
+        equation = formula(c.expression, X, names, simplify)
+        if rows and equation == rows[-1]["equation"]:
+            # one formula once: the simplest tree of it, unless the other is τ*
+            if c.expression.key != best.expression.key:
+                continue
+            rows.pop(), digits.pop(), uncertainties.pop()
+        with np.errstate(all="ignore"):
+            reference = c.expression.evaluate(X)
+        d = faithful_digits(equation, symbols, X, reference)
+        seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
+        uncertainty = constant_uncertainty(c.expression, X, y, sample_weight, seen)
+        rows.append({
+            "complexity": c.complexity,
+            "loss": c.loss,
+            "r2": r2_from_loss(c.loss, y_variance),
+            "reward": c.reward,
+            "criterion": c.criterion,
+            "equation": equation,
+            "formula": str(round_floats(equation, d)),
+            "constant_errors": tuple(uncertainty.standard_errors.tolist()),
+            "selected": False,
+            "expression": c.expression,
+        })
+        digits.append(d)
+        uncertainties.append(uncertainty)
+    cv_errors = None
+    if model_selection == "cv":
+        cv_errors = cross_validated_errors([r["expression"] for r in rows], X, y,
+                                           sample_weight, const_fit_samples)
+        for row, errors in zip(rows, cv_errors):
+            row["cv_loss"] = float(np.mean(errors))
+    best_row = next(i for i, r in enumerate(rows) if r["expression"].key == best.expression.key)
+    chosen = select([r["loss"] for r in rows], [r["complexity"] for r in rows],
+                    model_selection, best_row, cv_errors)
+    rows[chosen]["selected"] = True
+    return FrontReport(rows, digits, uncertainties, chosen)
+
+
+def formula(expression: Expression, X: np.ndarray, names: list[str],
+            simplify: bool) -> sympy.Expr:
+    """``expression`` in SymPy and the feature ``names``.
+
+    With ``simplify``, its shortest form equal to it on the training rows ``X``.
+    """
+    written = expression.to_sympy(names)
+    if not simplify:
+        return written
+    with np.errstate(all="ignore"):
+        reference = expression.evaluate(X)
+    return simplest_equivalent(written, X, reference, [sympy.Symbol(n) for n in names])
+
+
+def as_table(rows: list[dict], columns: list[str]):
+    """A pandas DataFrame of ``rows`` when pandas is installed, else the list itself."""
+    try:
+        import pandas as pd
+    except ImportError:  # pandas is optional
+        return rows
+    return pd.DataFrame(rows, columns=columns)
+
+
+def records(table) -> list[dict]:
+    """The rows of a table :func:`as_table` made, as dicts."""
+    return table if isinstance(table, list) else table.to_dict("records")
+
+
+def row_position(rows: list[dict], index: int | None) -> int:
+    """The position of row ``index`` of ``rows`` (negative counts from the end); the
+    selected row when None."""
+    if index is None:
+        return next(i for i, r in enumerate(rows) if r["selected"])
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"index must be an integer row of equations_, got {index!r}.")
+    if not -len(rows) <= index < len(rows):
+        raise IndexError(f"index {index} is out of range: equations_ has {len(rows)} rows.")
+    return int(index) % len(rows)
+
+
+def constant_rows(uncertainty: ConstantUncertainty, level: float = 0.95) -> list[dict]:
+    """One row per constant of the tree (``c0, c1, …``, BFS order) for ``constants_``."""
+    errors, intervals = uncertainty.standard_errors, uncertainty.intervals(level)
+    return [dict(zip(CONSTANT_COLUMNS, (f"c{k}", float(value), float(errors[k]),
+                                        float(intervals[k, 0]), float(intervals[k, 1]),
+                                        bool(uncertainty.fixed[k]))))
+            for k, value in enumerate(uncertainty.values)]
