@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import sympy
 
-__all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits", "formula_text",
+__all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits",
            "r2_from_loss", "round_floats", "rounded_latex", "symbol_names", "sympy_values"]
 
 DISPLAY_RTOL = 1e-3
@@ -163,11 +163,6 @@ def faithful_digits(
     except Exception:  # noqa: BLE001 - a form NumPy cannot evaluate: show every digit
         pass
     return _MAX_DIGITS
-
-
-def formula_text(row: dict) -> str:
-    """The readable text of a row of ``equations_``: its faithful ``formula``."""
-    return row["formula"]
 
 
 # LaTeX's special characters, escaped for text mode (symbol names that are not identifiers).

@@ -4,7 +4,7 @@ The estimator is the facade scikit-learn users meet, and does four things in
 ``fit``: validate the input (:mod:`cadsr_sklearn.validation`), build the search
 or take up the one to continue (:mod:`cadsr_sklearn.search`,
 :mod:`cadsr_sklearn.continuation`), run it (:mod:`cadsr_sklearn.run`), and
-present its front (:mod:`cadsr_sklearn.report`); a 2-D ``y`` is one such fit
+present its front (:mod:`cadsr_sklearn.front`); a 2-D ``y`` is one such fit
 per column (:mod:`cadsr_sklearn.multioutput`). The parameters' constraints and
 the paper's settings are in :mod:`cadsr_sklearn.parameters`.
 """
@@ -31,7 +31,7 @@ from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library
 from .multioutput import fit_outputs, per_output
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, check_settings
 from .progress import Progress
-from .report import (CONSTANT_COLUMNS, as_table, constant_rows, records, report_front,
+from .front import (CONSTANT_COLUMNS, FrontRow, as_table, constant_rows, report_front,
                      row_position)
 from .rewards import sample_size
 from .run import check_found, run
@@ -263,6 +263,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``formula`` (readable text, faithful digits), ``constant_errors``
         (standard errors, BFS order), ``selected`` (the row
         ``model_selection`` chose) and ``expression`` (the token tree).
+    pareto_front_ : list of FrontRow
+        The same rows as typed records (:class:`~cadsr_sklearn.front.FrontRow`),
+        each with its constants' covariance: what programs read, where
+        ``equations_`` is the table people read.
     constants_ : pandas.DataFrame or list of dict
         The constants of the selected tree, one row each: ``name`` (``c0,
         c1, …`` in BFS order), ``value``, ``std_error``, the 95 % confidence
@@ -528,11 +532,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             model_selection=self.model_selection, const_fit_samples=self.const_fit_samples,
             fitted_rows=fitted_rows)
         chosen = report.rows[report.selected]
-        self._display_digits, self._uncertainties = report.digits, report.uncertainties
-        self.best_expression_, self.expression_ = chosen["expression"], chosen["equation"]
-        self.equations_ = as_table(report.rows, list(chosen))
-        self.constants_ = as_table(constant_rows(report.uncertainties[report.selected]),
-                                   CONSTANT_COLUMNS)
+        self.pareto_front_ = report.rows
+        self.best_expression_, self.expression_ = chosen.expression, chosen.equation
+        self.equations_ = as_table([row.record() for row in report.rows],
+                                   list(chosen.record()))
+        self.constants_ = as_table(constant_rows(chosen.uncertainty), CONSTANT_COLUMNS)
         self.unsnapped_expression_ = result.unsnapped.expression
         self.history_, self.n_epochs_ = result.history, result.n_epochs
         self.n_evaluations_, self.stop_reason_ = result.n_evaluations, result.stop_reason
@@ -548,19 +552,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """Symbol → column name, where they differ (``force_N`` → ``force [N]``)."""
         return {s: c for s, c in zip(self.symbol_names_, self._column_names()) if s != c}
 
-    def _row(self, index: int | None) -> dict:
-        """Row ``index`` of ``equations_`` (the selected one when None)."""
+    def _row(self, index: int | None) -> FrontRow:
+        """Row ``index`` of the front (the selected one when None)."""
         check_is_fitted(self, "best_expression_")
-        rows = records(self.equations_)
-        return rows[row_position(rows, index)]
+        return self.pareto_front_[row_position(self.pareto_front_, index)]
 
     def _shown(self, index: int | None, precision) -> tuple[sympy.Expr, int]:
         """Row ``index``'s equation and the digits (≥ ``precision``) that show it faithfully."""
-        check_is_fitted(self, "best_expression_")
-        rows = records(self.equations_)
-        position = row_position(rows, index)
-        return rows[position]["equation"], max(check_precision(precision),
-                                               self._display_digits[position])
+        row = self._row(index)
+        return row.equation, max(check_precision(precision), row.digits)
 
     # -------------------------------------------------------------- prediction
     def predict(self, X, *, index: int | None = None, return_std: bool = False):
@@ -599,7 +599,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             if return_std:
                 return tuple(np.column_stack(part) for part in zip(*columns))
             return np.column_stack(columns)
-        expression = self.best_expression_ if index is None else self._row(index)["expression"]
+        expression = self.best_expression_ if index is None else self._row(index).expression
         try:
             X = validate_data(self, X, dtype=np.float64, reset=False)
         except ValueError as err:
@@ -613,9 +613,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
     def _uncertainty_of(self, expression: Expression) -> ConstantUncertainty:
         """The covariance of the constants of ``expression``, a tree of ``equations_``."""
-        for row, uncertainty in zip(records(self.equations_), self._uncertainties):
-            if row["expression"].key == expression.key:
-                return uncertainty
+        for row in self.pareto_front_:
+            if row.expression.key == expression.key:
+                return row.uncertainty
         raise ValueError("No standard errors for this formula: it is not a row of equations_.")
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -643,7 +643,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if self._several_outputs:
             return per_output(self.estimators_, "sympy", index, precision=precision)
         if precision is None:
-            return self._row(index)["equation"]
+            return self._row(index).equation
         return round_floats(*self._shown(index, precision))
 
     def latex(self, precision: int = DISPLAY_DIGITS, *, index: int | None = None) -> str:
@@ -688,7 +688,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "best_expression_")
         if self._several_outputs:
             return per_output(self.estimators_, "export", index, target=target)
-        return export.export(self._row(index)["expression"], self.symbol_names_, target)
+        return export.export(self._row(index).expression, self.symbol_names_, target)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # A pickle loads only into the version that wrote it, up to patch releases: the

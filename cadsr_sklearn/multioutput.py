@@ -18,8 +18,8 @@ __all__ = ["PER_OUTPUT", "fit_outputs", "per_output"]
 
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
 PER_OUTPUT = ("expression_", "best_expression_", "unsnapped_expression_", "equations_",
-              "constants_", "history_", "n_epochs_", "n_evaluations_", "stop_reason_",
-              "y_variance_")
+              "pareto_front_", "constants_", "history_", "n_epochs_", "n_evaluations_",
+              "stop_reason_", "y_variance_")
 
 
 def fit_outputs(estimator, X, Y: np.ndarray, sample_weight) -> None:

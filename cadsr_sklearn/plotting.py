@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .display import formula_text, r2_from_loss
+from .display import r2_from_loss
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -77,21 +77,12 @@ def _check_fitted(model) -> None:
                          "e.g. model.estimators_[0].")
 
 
-def _rows(equations) -> list[dict]:
-    """``equations_`` as a list of dicts whether it is a DataFrame or a list."""
-    if isinstance(equations, list):
-        return equations
-    return equations.to_dict("records")
-
-
-def front_rows(model) -> list[dict]:
-    """The Pareto front of :attr:`equations_` as rows sorted by complexity.
-
-    Each row has ``complexity``, ``loss``, ``equation`` and ``selected`` (the
-    chosen formula, :attr:`expression_`, is always one of the rows).
-    """
+def front_rows(model) -> list:
+    """The Pareto front (:attr:`pareto_front_`: :class:`~cadsr_sklearn.front.FrontRow`
+    records) sorted by complexity; the chosen formula, :attr:`expression_`, is always
+    one of the rows (``selected``)."""
     _check_fitted(model)
-    return sorted((dict(r) for r in _rows(model.equations_)), key=lambda r: r["complexity"])
+    return sorted(model.pareto_front_, key=lambda r: r.complexity)
 
 
 def _short(text: str, width: int) -> str:
@@ -154,8 +145,8 @@ def plot_pareto_front(
     else:
         fig = ax.figure
 
-    k = np.array([r["complexity"] for r in rows], dtype=float)
-    loss = np.array([r["loss"] for r in rows], dtype=float)
+    k = np.array([r.complexity for r in rows], dtype=float)
+    loss = np.array([r.loss for r in rows], dtype=float)
     positive = loss[np.isfinite(loss) & (loss > 0)]
     # an exact fit has loss 0, which a log axis cannot show: draw it on a floor
     floor = positive.min() / 10 if positive.size else 1e-12
@@ -163,7 +154,7 @@ def plot_pareto_front(
 
     ax.step(k, shown, where="post", color=_LINE, alpha=0.35, linewidth=1.2, zorder=1)
     ax.plot(k, shown, "o", color=_LINE, markersize=6, zorder=2, label="Pareto front")
-    chosen = [i for i, r in enumerate(rows) if r["selected"]]
+    chosen = [i for i, r in enumerate(rows) if r.selected]
     for i in chosen:
         ax.plot(
             k[i],
@@ -176,7 +167,7 @@ def plot_pareto_front(
             label="chosen (model_selection)",
         )
         ax.annotate(
-            _short(formula_text(rows[i]), 45),
+            _short(rows[i].formula, 45),
             (k[i], shown[i]),
             xytext=(10, 10),
             textcoords="offset points",
@@ -212,10 +203,10 @@ def plot_pareto_front(
 
 def _table_rows(rows: list[dict], max_rows: int) -> list[dict]:
     """The chosen row and the simplest others, at most ``max_rows``, by complexity."""
-    chosen = [r for r in rows if r["selected"]]
-    others = [r for r in rows if not r["selected"]]
+    chosen = [r for r in rows if r.selected]
+    others = [r for r in rows if not r.selected]
     keep = chosen + others[: max(0, max_rows - len(chosen))]
-    return sorted(keep, key=lambda r: r["complexity"])
+    return sorted(keep, key=lambda r: r.complexity)
 
 
 def _draw_table(ax: "Axes", rows: list[dict]) -> None:
@@ -241,11 +232,11 @@ def _draw_table(ax: "Axes", rows: list[dict]) -> None:
         )
     for n_row, row in enumerate(rows, start=1):
         y = 1.0 - (n_row + 0.5) * step
-        style = dict(color=_SELECTED, fontweight="bold") if row["selected"] else dict(color="0.15")
+        style = dict(color=_SELECTED, fontweight="bold") if row.selected else dict(color="0.15")
         cells = (
-            f"{row['complexity']}",
-            f"{row['loss']:.3e}",
-            _short(formula_text(row), 85),
+            f"{row.complexity}",
+            f"{row.loss:.3e}",
+            _short(row.formula, 85),
         )
         for (x, _, align, shift), text in zip(columns, cells, strict=True):
             ax.text(
@@ -394,7 +385,7 @@ def plot_predicted_vs_true(
         fontsize=8.5,
         bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"),
     )
-    formula = formula_text(next(r for r in _rows(model.equations_) if r["selected"]))
+    formula = next(r for r in model.pareto_front_ if r.selected).formula
     ax.set_title(title if title is not None else _short(f"ŷ = {formula}", 60), fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     return fig

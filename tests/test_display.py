@@ -6,7 +6,7 @@ from budgets import TINY_MODEL
 import sympy
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.display import (DISPLAY_RTOL, faithful_digits, formula_text, round_floats,
+from cadsr_sklearn.display import (DISPLAY_RTOL, faithful_digits, round_floats,
                                    sympy_values)
 
 rho = sympy.Symbol("rho")
@@ -82,8 +82,13 @@ def test_the_front_is_strict_and_has_the_columns_people_read(model):
     assert len(set(map(str, table["equation"]))) == len(table)  # each formula once
     np.testing.assert_allclose(table["r2"], 1 - table["loss"] / model.y_variance_)
     assert table["selected"].sum() == 1
-    assert all(isinstance(f, str) and f == formula_text(r) for f, r in
-               zip(table["formula"], table.to_dict("records")))
+    # the typed records behind the table: the same rows, in the same order
+    records = table.to_dict("records")
+    assert [(r.complexity, r.loss, r.formula, r.selected, r.expression.key)
+            for r in model.pareto_front_] == [
+        (r["complexity"], r["loss"], r["formula"], r["selected"], r["expression"].key)
+        for r in records]
+    assert all(isinstance(r.formula, str) and r.digits >= 1 for r in model.pareto_front_)
 
 
 def test_index_picks_a_row_of_the_front(model):

@@ -37,19 +37,19 @@ def test_pareto_front_marks_the_chosen_model(fitted):
     assert "complexity" in ax.get_xlabel() and "loss" in ax.get_ylabel()
     stars = [line for line in ax.get_lines() if line.get_marker() == "*"]
     assert len(stars) == 1
-    chosen = [row for row in plotting.front_rows(model) if row["selected"]][0]
-    assert stars[0].get_xdata()[0] == chosen["complexity"]
-    assert stars[0].get_ydata()[0] == pytest.approx(chosen["loss"])
+    chosen = [row for row in plotting.front_rows(model) if row.selected][0]
+    assert stars[0].get_xdata()[0] == chosen.complexity
+    assert stars[0].get_ydata()[0] == pytest.approx(chosen.loss)
     labels = {t.get_text() for t in ax.texts}
-    assert any(chosen["formula"][:12] in text for text in labels)
+    assert any(chosen.formula[:12] in text for text in labels)
 
 
 def test_front_rows_are_sorted_and_mark_the_chosen_formula(fitted):
     model, _, _ = fitted
     rows = plotting.front_rows(model)
-    assert [r["complexity"] for r in rows] == sorted(r["complexity"] for r in rows)
-    (chosen,) = [r for r in rows if r["selected"]]
-    assert chosen["equation"] == model.expression_
+    assert [r.complexity for r in rows] == sorted(r.complexity for r in rows)
+    (chosen,) = [r for r in rows if r.selected]
+    assert chosen.equation == model.expression_
 
 
 def test_learning_curve_criterion_and_r2(fitted):

@@ -16,7 +16,7 @@ files you trust.
 
 The package's modules: :mod:`.parser` (the options), :mod:`.commands` (what each
 sub-command does), :mod:`.checks` (checks of the options before a search),
-:mod:`.tables` (reading CSV files), :mod:`.report` (what is printed of a fitted
+:mod:`.tables` (reading CSV files), :mod:`.printing` (what is printed of a fitted
 model, and its plots) and :mod:`.demo` (the demo's pendulum data and its truth
 test); ``cadsr bench`` is :mod:`cadsr_sklearn.benchmarks.command`.
 """

@@ -19,7 +19,7 @@ import numpy as np
 from ..user_input import UsageError, estimator_params
 from .checks import check_device, check_operators, check_plot_folder, check_writable
 from .demo import DEMO_BATCH_SIZE, in_names, matches_truth, pendulum_data
-from .report import print_formula, print_front, print_run, print_symbols, write_plots
+from .printing import print_formula, print_front, print_run, print_symbols, write_plots
 from .tables import numeric, read_table
 
 __all__ = ["cmd_demo", "cmd_fit", "cmd_predict", "cmd_show"]

@@ -54,7 +54,6 @@ def print_formula(model) -> None:
 
 def print_front(model) -> None:
     """The Pareto front, one row per formula, the chosen one marked."""
-    from ..display import formula_text
     from ..plotting import front_rows  # no matplotlib needed
 
     rows = front_rows(model)
@@ -64,10 +63,9 @@ def print_front(model) -> None:
     header = "  row    k  train MSE" + ("    train R²" if with_r2 else "") + "  formula"
     print(header)
     for index, row in enumerate(rows):
-        mark = "*" if row["selected"] else " "
-        r2 = f"  {_train_r2(model, row['loss']):10.6f}" if with_r2 else ""
-        print(f"  {index:3d} {mark} {row['complexity']:3d}  {row['loss']:.3e}{r2}  "
-              f"{formula_text(row)}")
+        mark = "*" if row.selected else " "
+        r2 = f"  {_train_r2(model, row.loss):10.6f}" if with_r2 else ""
+        print(f"  {index:3d} {mark} {row.complexity:3d}  {row.loss:.3e}{r2}  {row.formula}")
 
 
 def print_run(model, seconds: float | None = None) -> None:

@@ -13,7 +13,7 @@ rows of ``constants_``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -26,7 +26,7 @@ from .selection import cross_validated_errors, select
 from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 
-__all__ = ["FrontReport", "report_front", "formula", "as_table", "records", "row_position",
+__all__ = ["FrontRow", "FrontReport", "report_front", "formula", "as_table", "row_position",
            "constant_rows", "CONSTANT_COLUMNS"]
 
 #: The columns of ``constants_``.
@@ -34,13 +34,43 @@ CONSTANT_COLUMNS = ["name", "value", "std_error", "ci_low", "ci_high", "fixed"]
 
 
 @dataclass(frozen=True)
-class FrontReport:
-    """The rows of ``equations_``, with what is kept beside them for each."""
+class FrontRow:
+    """One formula of the Pareto front: a row of ``equations_``, and what goes with it."""
 
-    rows: list[dict]  # one per formula of the front, simplest first: the columns of equations_
-    digits: list[int]  # per row, the significant digits that show its formula faithfully
-    uncertainties: list[ConstantUncertainty]  # per row, its constants' covariance
-    selected: int  # the row ``model_selection`` chose
+    complexity: int  # k, nodes + fitted constants
+    loss: float  # training MSE
+    r2: float  # training R²
+    reward: float
+    criterion: float  # what chose between the rows (see the estimator's ``criterion``)
+    equation: sympy.Expr  # in the feature names, full precision
+    formula: str  # readable: as few digits as still predict the same on the training rows
+    expression: Expression  # the tree, which predict evaluates
+    digits: int  # the significant digits ``formula`` shows
+    uncertainty: ConstantUncertainty  # its constants' covariance
+    selected: bool = False  # the row ``model_selection`` chose
+    cv_loss: float | None = None  # with ``model_selection="cv"``: cross-validated MSE
+
+    @property
+    def constant_errors(self) -> tuple[float, ...]:
+        return tuple(self.uncertainty.standard_errors.tolist())
+
+    def record(self) -> dict:
+        """The row as ``equations_`` shows it."""
+        shown = {"complexity": self.complexity, "loss": self.loss, "r2": self.r2,
+                 "reward": self.reward, "criterion": self.criterion, "equation": self.equation,
+                 "formula": self.formula, "constant_errors": self.constant_errors,
+                 "selected": self.selected, "expression": self.expression}
+        if self.cv_loss is not None:
+            shown["cv_loss"] = self.cv_loss
+        return shown
+
+
+@dataclass(frozen=True)
+class FrontReport:
+    """The rows of the front, simplest first, and which one ``model_selection`` chose."""
+
+    rows: list[FrontRow]
+    selected: int
 
 
 def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
@@ -57,44 +87,34 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
     rows when None).
     """
     symbols = [sympy.Symbol(n) for n in names]
-    rows, digits, uncertainties = [], [], []
+    rows: list[FrontRow] = []
     for c in front:
         equation = formula(c.expression, X, names, simplify)
-        if rows and equation == rows[-1]["equation"]:
+        if rows and equation == rows[-1].equation:
             # one formula once: the simplest tree of it, unless the other is τ*
             if c.expression.key != best.expression.key:
                 continue
-            rows.pop(), digits.pop(), uncertainties.pop()
+            rows.pop()
         with np.errstate(all="ignore"):
             reference = c.expression.evaluate(X)
         d = faithful_digits(equation, symbols, X, reference)
         seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
-        uncertainty = constant_uncertainty(c.expression, X, y, sample_weight, seen)
-        rows.append({
-            "complexity": c.complexity,
-            "loss": c.loss,
-            "r2": r2_from_loss(c.loss, y_variance),
-            "reward": c.reward,
-            "criterion": c.criterion,
-            "equation": equation,
-            "formula": str(round_floats(equation, d)),
-            "constant_errors": tuple(uncertainty.standard_errors.tolist()),
-            "selected": False,
-            "expression": c.expression,
-        })
-        digits.append(d)
-        uncertainties.append(uncertainty)
+        rows.append(FrontRow(
+            complexity=c.complexity, loss=c.loss, r2=r2_from_loss(c.loss, y_variance),
+            reward=c.reward, criterion=c.criterion, equation=equation,
+            formula=str(round_floats(equation, d)), expression=c.expression, digits=d,
+            uncertainty=constant_uncertainty(c.expression, X, y, sample_weight, seen)))
     cv_errors = None
     if model_selection == "cv":
-        cv_errors = cross_validated_errors([r["expression"] for r in rows], X, y,
+        cv_errors = cross_validated_errors([r.expression for r in rows], X, y,
                                            sample_weight, const_fit_samples)
-        for row, errors in zip(rows, cv_errors):
-            row["cv_loss"] = float(np.mean(errors))
-    best_row = next(i for i, r in enumerate(rows) if r["expression"].key == best.expression.key)
-    chosen = select([r["loss"] for r in rows], [r["complexity"] for r in rows],
+        rows = [replace(row, cv_loss=float(np.mean(errors)))
+                for row, errors in zip(rows, cv_errors)]
+    best_row = next(i for i, r in enumerate(rows) if r.expression.key == best.expression.key)
+    chosen = select([r.loss for r in rows], [r.complexity for r in rows],
                     model_selection, best_row, cv_errors)
-    rows[chosen]["selected"] = True
-    return FrontReport(rows, digits, uncertainties, chosen)
+    rows[chosen] = replace(rows[chosen], selected=True)
+    return FrontReport(rows, chosen)
 
 
 def formula(expression: Expression, X: np.ndarray, names: list[str],
@@ -120,16 +140,11 @@ def as_table(rows: list[dict], columns: list[str]):
     return pd.DataFrame(rows, columns=columns)
 
 
-def records(table) -> list[dict]:
-    """The rows of a table :func:`as_table` made, as dicts."""
-    return table if isinstance(table, list) else table.to_dict("records")
-
-
-def row_position(rows: list[dict], index: int | None) -> int:
+def row_position(rows: list[FrontRow], index: int | None) -> int:
     """The position of row ``index`` of ``rows`` (negative counts from the end); the
     selected row when None."""
     if index is None:
-        return next(i for i, r in enumerate(rows) if r["selected"])
+        return next(i for i, r in enumerate(rows) if r.selected)
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise TypeError(f"index must be an integer row of equations_, got {index!r}.")
     if not -len(rows) <= index < len(rows):
