@@ -235,6 +235,9 @@ def test_cadsr_report_writes_the_page(model_file, tmp_path, capsys):
     assert text.count("<svg") == 3 and "on data.csv (60 rows)" in text
     assert main(["report", str(model), "--output", str(out)]) == 0
     assert out.read_text(encoding="utf-8").count("<svg") == 2
+    # the options before the model file: --target takes one column, not the file too
+    assert main(["report", "--data", str(data), "--target", TARGET, "-o", str(out),
+                 str(model)]) == 0
 
 
 @pytest.mark.parametrize("args, message", [

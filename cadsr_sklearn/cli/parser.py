@@ -215,8 +215,10 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--data", default=None, metavar="DATA.csv",
                         help="also plot the predictions against --target on this table "
                         "(a model keeps no data)")
-    report.add_argument("--target", nargs="+", default=None, metavar="COLUMN",
-                        help="the column of --data with the true values (one per output)")
+    # repeated rather than nargs="+", which would take the model file after it too
+    report.add_argument("--target", action="append", default=None, metavar="COLUMN",
+                        help="the column of --data with the true values (repeat it for a "
+                        "model of several outputs, one per output)")
     report.set_defaults(run=cmd_report)
 
     add_bench_parser(sub)
