@@ -354,7 +354,10 @@ def plot_predicted_vs_true(
     y = np.asarray(y, dtype=np.float64).reshape(-1)
     pred = model.predict(X)
     ok = np.isfinite(pred)
-    ax.scatter(y[ok], pred[ok], s=14, alpha=0.65, color=_LINE, edgecolors="none", label="samples")
+    # bigger dots for few rows: six planets drawn at the size that suits hundreds are specks
+    size = float(np.clip(1500.0 / max(len(y), 1), 14.0, 60.0))
+    ax.scatter(y[ok], pred[ok], s=size, alpha=0.65, color=_LINE, edgecolors="none",
+               label="samples")
     values = np.concatenate([y, pred[ok]])
     lo, hi = float(values.min()), float(values.max())
     pad = 0.04 * (hi - lo if hi > lo else 1.0)

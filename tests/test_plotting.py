@@ -95,6 +95,16 @@ def test_predicted_vs_true_reports_r2_and_nan(fitted):
     assert "5 NaN predictions" in " ".join(t.get_text() for t in fig.axes[0].texts)
 
 
+def test_predicted_vs_true_draws_a_few_rows_bigger(fitted):
+    model, X, y = fitted
+
+    def dot_size(n):
+        fig = plotting.plot_predicted_vs_true(model, X[:n], y[:n])
+        return fig.axes[0].collections[0].get_sizes()[0]
+
+    assert dot_size(6) > 2 * dot_size(80)
+
+
 def test_plots_draw_into_given_axes(fitted):
     model, X, y = fitted
     fig = Figure()

@@ -1,4 +1,4 @@
-"""The ``cadsr`` command: ``demo``, ``fit``, ``predict``, ``show`` (and ``bench``).
+"""The ``cadsr`` command: ``demo``, ``fit``, ``predict``, ``show``, ``report`` (and ``bench``).
 
 ::
 
@@ -6,6 +6,7 @@
     cadsr fit data.csv --target y --max-time 120 --out model.joblib
     cadsr predict model.joblib new.csv --out predictions.csv
     cadsr show model.joblib
+    cadsr report model.joblib -o report.html     # one HTML file to share
 
 Bad input (a missing file or column, non-numeric or non-finite values, an empty
 file, an unknown operator or device) is one line on stderr and exit status 2;
@@ -18,7 +19,8 @@ The package's modules: :mod:`.parser` (the options), :mod:`.commands` (what each
 sub-command does), :mod:`.checks` (checks of the options before a search),
 :mod:`.tables` (reading CSV files), :mod:`.printing` (what is printed of a fitted
 model, and its plots) and :mod:`.demo` (the demo's pendulum data and its truth
-test); ``cadsr bench`` is :mod:`cadsr_sklearn.benchmarks.command`.
+test); ``cadsr bench`` is :mod:`cadsr_sklearn.benchmarks.command`, and the page
+``cadsr report`` writes is :mod:`cadsr_sklearn.html_report`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What each sub-command does: ``demo``, ``fit``, ``predict`` and ``show``.
+"""What each sub-command does: ``demo``, ``fit``, ``predict``, ``show`` and ``report``.
 
 Each handler takes the parsed options and returns the exit status; bad input
 raises :class:`~cadsr_sklearn.user_input.UsageError`, which
@@ -22,7 +22,7 @@ from .demo import DEMO_BATCH_SIZE, in_names, matches_truth, pendulum_data
 from .printing import print_formula, print_front, print_run, print_symbols, write_plots
 from .tables import numeric, read_table
 
-__all__ = ["cmd_demo", "cmd_fit", "cmd_predict", "cmd_show"]
+__all__ = ["cmd_demo", "cmd_fit", "cmd_predict", "cmd_show", "cmd_report"]
 
 
 # -------------------------------------------------------------------- demo
@@ -271,29 +271,16 @@ def _split(X, y, fraction: float, seed: int):
     return train_test_split(X, y, test_size=fraction, random_state=seed)
 
 
-# ---------------------------------------------------------- predict / show
+# ------------------------------------------------------ predict / show / report
 def cmd_predict(args) -> int:
     """``cadsr predict``: a saved model's predictions on the rows of a CSV file."""
     model = _load_model(args.model)
-    table = df = read_table(args.data)
-    names = [str(n) for n in getattr(model, "feature_names_in_", [])]
-    if names:
-        missing = [n for n in names if n not in df.columns]
-        if missing:
-            raise UsageError(
-                f"{args.data}: missing column(s) {missing} that the model was fitted on"
-            )
-        df = df[names]
-    elif df.shape[1] != model.n_features_in_:
-        raise UsageError(
-            f"{args.data}: {df.shape[1]} columns, but the model was fitted on "
-            f"{model.n_features_in_} unnamed features"
-        )
-    df = numeric(df, args.data)
+    table = read_table(args.data)
+    X = _model_inputs(model, table, args.data)
     if args.out:
         check_writable(args.out)
     try:
-        pred = model.predict(df if names else df.to_numpy(dtype=np.float64), index=args.index)
+        pred = model.predict(X, index=args.index)
     except (ValueError, IndexError) as err:
         raise UsageError(str(err).splitlines()[0]) from None
     import pandas as pd
@@ -340,6 +327,55 @@ def cmd_show(args) -> int:
     print(f"Saved with: cadsr-sklearn {getattr(model, 'version_', '?')}")
     print_front(model)
     return 0
+
+
+def cmd_report(args) -> int:
+    """``cadsr report``: a saved model's report, one self-contained HTML file."""
+    from ..html_report import write_report
+
+    model = _load_model(args.model)
+    check_writable(args.output)
+    if (args.data is None) != (args.target is None):
+        raise UsageError("--data and --target go together: the table, and its column of "
+                         "true values to plot the predictions against")
+    X = y = None
+    if args.data is not None:
+        table = read_table(args.data)
+        for name in args.target:
+            if name not in table.columns:
+                raise UsageError(f"{args.data}: no column {name!r}; the columns are "
+                                 f"{list(table.columns)}")
+        n_outputs = getattr(model, "n_outputs_", 1)
+        if len(args.target) != n_outputs:
+            raise UsageError(f"--target: the model has {n_outputs} output(s), "
+                             f"got {len(args.target)} column(s)")
+        X = _model_inputs(model, table.drop(columns=args.target), args.data)
+        y = numeric(table[args.target], args.data)
+        y = y.iloc[:, 0] if n_outputs == 1 else y  # a Series: it names the target
+    write_report(model, args.output, X, y,
+                 data_name=None if args.data is None else Path(args.data).name)
+    print(f"Wrote the report to {args.output}")
+    return 0
+
+
+def _model_inputs(model, table, path: str):
+    """The columns of ``table`` the model was fitted on, in its order, checked numeric.
+
+    A model fitted on named columns takes them by name (others are ignored);
+    one fitted on an array takes every column, so their number must match.
+    """
+    names = [str(n) for n in getattr(model, "feature_names_in_", [])]
+    if names:
+        missing = [n for n in names if n not in table.columns]
+        if missing:
+            raise UsageError(f"{path}: missing column(s) {missing} that the model was fitted on")
+        return numeric(table[names], path)
+    if table.shape[1] != model.n_features_in_:
+        raise UsageError(
+            f"{path}: {table.shape[1]} columns, but the model was fitted on "
+            f"{model.n_features_in_} unnamed features"
+        )
+    return numeric(table, path).to_numpy(dtype=np.float64)
 
 
 def _load_model(path: str):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._version import __version__
 from ..benchmarks.command import add_bench_parser
-from .commands import cmd_demo, cmd_fit, cmd_predict, cmd_show
+from .commands import cmd_demo, cmd_fit, cmd_predict, cmd_report, cmd_show
 from .demo import DEMO_MAX_TIME
 
 __all__ = ["build_parser"]
@@ -202,6 +202,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("model", metavar="MODEL.joblib")
     show.set_defaults(run=cmd_show)
+
+    report = sub.add_parser(
+        "report",
+        help="write a saved model's report: one HTML file to share",
+        description="Write a saved model's formula, Pareto front, constants, plots, data "
+        "summary and settings into one self-contained HTML file (no network needed).",
+    )
+    report.add_argument("model", metavar="MODEL.joblib")
+    report.add_argument("-o", "--output", default="report.html", metavar="REPORT.html",
+                        help="the HTML file to write (default report.html)")
+    report.add_argument("--data", default=None, metavar="DATA.csv",
+                        help="also plot the predictions against --target on this table "
+                        "(a model keeps no data)")
+    # repeated rather than nargs="+", which would take the model file after it too
+    report.add_argument("--target", action="append", default=None, metavar="COLUMN",
+                        help="the column of --data with the true values (repeat it for a "
+                        "model of several outputs, one per output)")
+    report.set_defaults(run=cmd_report)
 
     add_bench_parser(sub)
     return parser
