@@ -658,6 +658,16 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             return per_output(self.estimators_, "latex", index, precision=precision)
         return rounded_latex(*self._shown(index, precision), labels=self._labels())
 
+    def report(self, path, X=None, y=None, *, data_name: str | None = None):
+        """Write one self-contained HTML page about the fit to ``path``: the chosen
+        formula and the front (MathML), the constants, the plots (inline SVG, the
+        predicted-vs-true one on ``X, y`` when given, described as ``data_name``), the
+        data and the settings; see :mod:`cadsr_sklearn.html_report`. Returns the path."""
+        from .html_report import write_report
+
+        check_is_fitted(self, "best_expression_")
+        return write_report(self, path, X, y, data_name=data_name)
+
     def export(self, target: str = "numpy", *, index: int | None = None):
         """The selected formula (or row ``index`` of :attr:`equations_`) for use elsewhere.
 

@@ -46,7 +46,8 @@ import sympy
 from sympy.printing.mathml import MathMLPresentationPrinter
 
 from ._version import __version__
-from .display import DISPLAY_DIGITS, formula_text
+from .display import DISPLAY_DIGITS
+from .front import constant_rows
 
 __all__ = ["report_html", "write_report"]
 
@@ -173,7 +174,7 @@ def report_html(model, X=None, y=None, *, data_name: str | None = None) -> str:
         heading = f"Output {j}: {target}" if several else None
         body.append(_output_section(estimator, target, data, y_j, heading, salt=f"cadsr-{j}"))
     body += [_data_section(model, outputs, data), _settings_section(model), _footer()]
-    title = "; ".join(f"{t} = {formula_text(_chosen_row(e))}" for e, t, _ in outputs)
+    title = "; ".join(f"{t} = {_chosen_row(e)['formula']}" for e, t, _ in outputs)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -220,13 +221,12 @@ def _target_names(y, n_outputs: int) -> list[str]:
 
 
 def _chosen_row(estimator) -> dict:
-    return next(r for r in _rows(estimator.equations_) if r["selected"])
+    return next(r for r in _rows(estimator) if r["selected"])
 
 
-def _rows(equations) -> list[dict]:
-    """``equations_`` as a list of dicts, whether it is a DataFrame or a list."""
-    return [dict(r) for r in (equations if isinstance(equations, list)
-                              else equations.to_dict("records"))]
+def _rows(estimator) -> list[dict]:
+    """The rows of the front (:attr:`pareto_front_`), each as ``equations_`` shows it."""
+    return [row.record() for row in estimator.pareto_front_]
 
 
 # -------------------------------------------------------------- the sections
@@ -256,11 +256,11 @@ def _output_section(estimator, target: str, data, y, heading: str | None, salt: 
 
 def _formula_block(estimator, target: str) -> str:
     """The chosen formula: MathML, then its text, LaTeX and full precision for copying."""
-    position, row = next((i, r) for i, r in enumerate(_rows(estimator.equations_))
+    position, row = next((i, r) for i, r in enumerate(_rows(estimator))
                          if r["selected"])
     math_ml = _math(estimator, position, target=target, display="block")
     r2 = row.get("r2")
-    facts = [("Text", f"<code>{_e(target)} = {_e(formula_text(row))}</code>"),
+    facts = [("Text", f"<code>{_e(target)} = {_e(row['formula'])}</code>"),
              ("LaTeX", f"<code>{_e(estimator.latex())}</code>"),
              ("Full precision", f"<code>{_e(str(row['equation']))}</code>"),
              ("Complexity", f"k = {_e(str(row['complexity']))} "
@@ -289,7 +289,8 @@ def _run_facts(estimator) -> str:
 
 def _constants_table(estimator) -> str:
     """``constants_`` as a table: value, standard error, interval, whether snapped."""
-    rows = _rows(estimator.constants_)
+    chosen = next(row for row in estimator.pareto_front_ if row.selected)
+    rows = constant_rows(chosen.uncertainty)
     if not rows:
         return "<p class=\"muted\">The formula has no fitted constants.</p>"
     labels = {"name": "constant", "value": "value", "std_error": "std. error",
@@ -316,7 +317,7 @@ _NOT_NUMBERS = {"equation", "formula", "expression", "constant_errors", "selecte
 
 def _front_table(estimator) -> str:
     """Every row of ``equations_``: its number (as ``index=`` takes it), scores and formula."""
-    rows = _rows(estimator.equations_)
+    rows = _rows(estimator)
     known = [c for c in _FRONT_COLUMNS if c[0] in rows[0]]
     names = {c[0] for c in _FRONT_COLUMNS}
     # columns added to equations_ later are shown too, after the known ones
@@ -330,7 +331,7 @@ def _front_table(estimator) -> str:
         mark = "★ " if row["selected"] else ""
         cells = "".join(f"<td class=\"num\">{_num(row.get(c), f)}</td>" for c, _, f in columns)
         formula = (f"{_math(estimator, i)}<div class=\"textform mono\">"
-                   f"{_e(formula_text(row))}</div>")
+                   f"{_e(row['formula'])}</div>")
         css = " class=\"chosen\"" if row["selected"] else ""
         lines.append(f"<tr{css}>"
                      f"<td class=\"num\">{mark}{i}</td>{cells}"

@@ -20,7 +20,6 @@ from budgets import TINY  # noqa: E402
 
 from cadsr_sklearn import CADSRRegressor, training  # noqa: E402
 from cadsr_sklearn.cli import main  # noqa: E402
-from cadsr_sklearn.display import formula_text  # noqa: E402
 from cadsr_sklearn.html_report import report_html, write_report  # noqa: E402
 
 # Column and target names a browser would run or draw as markup, were they not escaped.
@@ -120,16 +119,16 @@ def test_report_holds_formula_front_constants_and_three_plots(fitted, tmp_path):
 
     # the chosen formula: typeset (its numbers, the column's own name) and as text
     chosen = _chosen(model)
-    assert html.escape(formula_text(chosen)) in text
+    assert html.escape(chosen["formula"]) in text
     typeset = page.math[0]
-    for number in re.findall(r"\d+\.\d+", formula_text(chosen)):
+    for number in re.findall(r"\d+\.\d+", chosen["formula"]):
         assert number in typeset, (number, typeset)
-    if EVIL in str(model.feature_names_in_) and "a_script" in formula_text(chosen):
+    if EVIL in str(model.feature_names_in_) and "a_script" in chosen["formula"]:
         assert EVIL in typeset  # the column name, not its symbol
     # every row of the front, with its loss; one <math> per row besides the chosen one
     rows = _rows(model.equations_)
     for row in rows:
-        assert html.escape(formula_text(row)) in text
+        assert html.escape(row["formula"]) in text
         assert f"{row['loss']:.3e}" in text
     assert len(page.math) == 1 + len(rows)
     # the constants with their intervals
@@ -147,6 +146,18 @@ def test_report_holds_formula_front_constants_and_three_plots(fitted, tmp_path):
     assert text.count('<tr class="changed">') == len(TINY)
     assert text.index(">batch_size<") < text.index(">alpha<")
     _assert_offline(text, page)
+
+
+def test_the_estimators_report_method_writes_the_same_page(fitted, tmp_path):
+    model, X, y = fitted
+    by_method = model.report(tmp_path / "a.html", X, y, data_name="the training data")
+    by_function = write_report(model, tmp_path / "b.html", X, y, data_name="the training data")
+    assert by_method == tmp_path / "a.html"
+    # the same page but for the ids the SVG plots draw at random
+    def strip(text):
+        return re.sub(r'id="[^"]*"|#[0-9a-f]{6,}|url\(#[^)]*\)|href="#[^"]*"', "", text)
+
+    assert strip(by_method.read_text()) == strip(by_function.read_text())
 
 
 def test_user_text_is_escaped(fitted):
@@ -185,7 +196,7 @@ def test_without_matplotlib_the_report_still_writes(fitted, tmp_path, monkeypatc
     text = write_report(model, tmp_path / "r.html", X, y).read_text(encoding="utf-8")
     _Page(text)
     assert "<svg" not in text and "matplotlib is not installed" in text
-    assert html.escape(formula_text(_chosen(model))) in text
+    assert html.escape(_chosen(model)["formula"]) in text
 
 
 def test_a_model_of_several_outputs_gets_one_section_each():
@@ -197,7 +208,7 @@ def test_a_model_of_several_outputs_gets_one_section_each():
     page = _Page(text)
     assert "Output 0: first" in text and "Output 1: second &lt;2&gt;" in text
     for estimator in model.estimators_:
-        assert html.escape(formula_text(_chosen(estimator))) in text
+        assert html.escape(_chosen(estimator)["formula"]) in text
     assert page.tags.count("svg") == 6
     _assert_offline(text, page)
 
