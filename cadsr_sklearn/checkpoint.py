@@ -111,12 +111,18 @@ def loads(data: bytes, device: torch.device, source: str = "The saved search") -
 
 def write(path: str | os.PathLike, checkpoint: Checkpoint) -> None:
     """Write ``checkpoint`` to ``path`` atomically: the old file stays whole until replaced."""
+    write_atomically(path, dumps(checkpoint))
+
+
+def write_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file renamed over it: a reader (or a
+    crash) sees the old file or the new one, never half of one."""
     path = Path(path)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                          dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
-            file.write(dumps(checkpoint))
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)

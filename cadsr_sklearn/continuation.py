@@ -7,13 +7,16 @@ file (on the same data only), else starts afresh
 :data:`~cadsr_sklearn.search.STRUCTURE` parameters or on other features, with a
 message that says how to start afresh. While it runs, a fit leaves what the
 next one continues from (:class:`SearchSaver`): the checkpoint file every
-``checkpoint_every`` seconds and when the search stops, and with
-``warm_start`` the whole search as it stopped. The bytes and files themselves
-are :mod:`cadsr_sklearn.checkpoint`'s.
+``checkpoint_every`` seconds, when the search stops and when it is
+interrupted (Ctrl-C), with the current Pareto front beside it as a CSV file,
+and with ``warm_start`` the whole search as it stopped. The bytes and files
+themselves are :mod:`cadsr_sklearn.checkpoint`'s.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from typing import Any, Mapping
 
@@ -24,7 +27,7 @@ from . import checkpoint
 from .checkpoint import CheckpointWriter
 from .search import Search, build_search
 
-__all__ = ["SearchSaver", "continued_search"]
+__all__ = ["SearchSaver", "FrontFile", "continued_search"]
 
 
 def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
@@ -85,8 +88,13 @@ class SearchSaver:
     Parameters
     ----------
     path : str, path or None
-        The ``checkpoint`` file, written every ``every`` seconds and when the
-        search stops; None writes none.
+        The ``checkpoint`` file, written every ``every`` seconds, when the search
+        stops and when Ctrl-C interrupts it (the search then goes on from where
+        it was stopped, which may be inside an epoch: not bit for bit as the
+        uninterrupted search would); None writes none. Beside it,
+        ``<path>.front.csv`` holds the current Pareto front (complexity, loss,
+        reward, criterion, formula), rewritten after each epoch that changed it,
+        atomically, so that it can be read while the search runs.
     every : float
         ``checkpoint_every``.
     fingerprint : str
@@ -102,15 +110,24 @@ class SearchSaver:
     """
 
     def __init__(self, path: str | os.PathLike | None, every: float, fingerprint: str,
-                 warm_start: bool) -> None:
+                 warm_start: bool, names: list[str] | None = None) -> None:
         self.writer = None if path is None else CheckpointWriter(path, every, fingerprint)
+        self.front = None if path is None else FrontFile(f"{os.fspath(path)}.front.csv", names)
         self.fingerprint, self.warm_start = fingerprint, warm_start
         self.state: bytes | None = None
 
     def after_epoch(self, search: Search) -> None:
-        """After every epoch: the checkpoint, when its interval is up."""
+        """After every epoch: the front's file if it changed, the checkpoint when its
+        interval is up."""
+        if self.front is not None:
+            self.front.update(search.state.hall_of_fame.pareto_front(keep=search.state.best))
         if self.writer is not None:
             self.writer.after_epoch(search)
+
+    def at_interrupt(self, search: Search) -> None:
+        """After Ctrl-C: the checkpoint, so that ``--resume`` goes on from here."""
+        if self.writer is not None:
+            self.writer.write(search)
 
     def at_stop(self, search: Search) -> None:
         """When a stopping rule fires, before pruning and snapping: the loop's state."""
@@ -118,3 +135,37 @@ class SearchSaver:
             self.writer.write(search)
         if self.warm_start:
             self.state = checkpoint.dumps_for_warm_start(search, self.fingerprint)
+
+
+class FrontFile:
+    """The current Pareto front as a CSV file, rewritten (atomically) when it changes.
+
+    Columns: ``complexity``, ``loss`` (training MSE), ``reward``, ``criterion``
+    and ``formula`` (SymPy's text of the tree, in the feature ``names``, every
+    float in full), simplest first. A failed write is skipped silently: the file
+    is for watching a search, and the checkpoint reports its own failures.
+    """
+
+    def __init__(self, path: str, names: list[str] | None) -> None:
+        self.path, self.names = path, names
+        self._written: tuple = ()
+        self._texts: dict = {}  # (key, constants) -> formula text
+
+    def update(self, front: list) -> None:
+        keys = tuple((c.expression.key, c.expression.constants.tobytes()) for c in front)
+        if keys == self._written:
+            return
+        table = io.StringIO()
+        rows = csv.writer(table, lineterminator="\n")
+        rows.writerow(["complexity", "loss", "reward", "criterion", "formula"])
+        for key, c in zip(keys, front):
+            text = self._texts.get(key)
+            if text is None:
+                text = self._texts[key] = str(c.expression.to_sympy(self.names))
+            rows.writerow([c.complexity, repr(c.loss), repr(c.reward), repr(c.criterion), text])
+        try:
+            checkpoint.write_atomically(self.path, table.getvalue().encode("utf-8"))
+        except OSError:
+            return
+        self._written = keys
+

@@ -234,11 +234,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Ctrl-C the next fit starts afresh (or from ``checkpoint``).
     checkpoint : str, path or None, default=None
         File the whole search is written to, atomically, every
-        ``checkpoint_every`` seconds and when the search stops. If the file
-        exists when ``fit`` starts, the search resumes from it (same data and
-        package version, else ValueError) and ends as the uninterrupted one
-        would have (see :ref:`continuing-a-search`). A checkpoint is a pickle:
-        resume only files you trust.
+        ``checkpoint_every`` seconds, when the search stops and when Ctrl-C
+        interrupts it. If the file exists when ``fit`` starts, the search
+        resumes from it (same data and package version, else ValueError) and,
+        from a file written at an epoch's end, ends as the uninterrupted one
+        would have (see :ref:`continuing-a-search`). Beside it,
+        ``<checkpoint>.front.csv`` holds the current Pareto front while the
+        search runs. A checkpoint is a pickle: resume only files you trust.
     checkpoint_every : float, default=60.0
         Seconds between checkpoints; 0 writes one after every epoch.
 
@@ -495,7 +497,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                                   numpy_seed)
 
         # run
-        saver = SearchSaver(self.checkpoint, self.checkpoint_every, fingerprint, self.warm_start)
+        saver = SearchSaver(self.checkpoint, self.checkpoint_every, fingerprint, self.warm_start,
+                            self.symbol_names_)
         self.search_state_ = None
         result = run(search, saver, partial(Progress, self.n_epochs, self.max_time, self.verbose,
                                             search.y_variance, self.symbol_names_, X),

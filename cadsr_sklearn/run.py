@@ -46,6 +46,8 @@ def run(search: Search, saver: SearchSaver, progress: Callable[[], Progress],
         n_torch_threads = 1 if device.type == "cpu" else None
         with torch_threads(n_torch_threads), blas_threads(1):
             result = search.run(on_epoch=after_epoch, on_stop=saver.at_stop)
+        if result.interrupted:
+            saver.at_interrupt(search)
         shown.show(result.best)  # τ* after pruning, not the last epoch's
     finally:
         # a notebook's live table keeps the final front (the last epoch's after Ctrl-C)

@@ -141,6 +141,49 @@ def test_a_finished_checkpoint_gives_its_result_again(data, tmp_path):
     assert more.n_epochs_ == 5  # a larger budget goes on from where it stopped
 
 
+def test_ctrl_c_writes_the_checkpoint_and_the_search_resumes_from_it(data, tmp_path,
+                                                                     monkeypatch):
+    from cadsr_sklearn import training
+
+    X, y = data
+    path = tmp_path / "search.ckpt"
+    calls, update = [], training._policy_update
+
+    def interrupted_in_epoch_four(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(training, "_policy_update", interrupted_in_epoch_four)
+    # checkpoint_every far beyond the run: only the interrupt writes the file
+    stopped = CADSRRegressor(**{**SEARCH, "n_epochs": 8}, checkpoint=path,
+                             checkpoint_every=1e6).fit(X, y)
+    assert stopped.interrupted_ and stopped.n_epochs_ == 3 and path.exists()
+    assert checkpoint.read(path, torch.device("cpu")).search.state.n_epochs == 3
+    monkeypatch.setattr(training, "_policy_update", update)
+    resumed = CADSRRegressor(**{**SEARCH, "n_epochs": 8}, checkpoint=path).fit(X, y)
+    assert not resumed.interrupted_ and resumed.n_epochs_ == 8
+    assert len(resumed.history_) == 8
+
+
+def test_the_front_is_a_csv_file_beside_the_checkpoint_while_the_search_runs(data, tmp_path):
+    import pandas as pd
+
+    X, y = data
+    path = tmp_path / "search.ckpt"
+    model = CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    front = pd.read_csv(f"{path}.front.csv")
+    assert list(front.columns) == ["complexity", "loss", "reward", "criterion", "formula"]
+    # the loop's last front, before the refit on all rows, pruning and snapping
+    last = model.history_[-1]
+    assert front["complexity"].is_monotonic_increasing and front["loss"].is_monotonic_decreasing
+    # τ* is on it, in its complexity's slot, its loss written in full
+    assert front.loc[front["complexity"] == last["best_complexity"], "loss"].tolist() == [
+        last["best_loss"]]
+    assert not list(tmp_path.glob(".*.tmp"))  # written through a temporary file, renamed
+
+
 def test_checkpoints_that_cannot_be_resumed_are_refused(data, tmp_path):
     X, y = data
     path = tmp_path / "search.ckpt"
@@ -175,7 +218,8 @@ def test_a_failed_write_is_reported_and_leaves_the_last_checkpoint_whole(data, t
         model = CADSRRegressor(**{**SEARCH, "n_epochs": 5}, checkpoint=path).fit(X, y)
     assert model.n_epochs_ == 5
     assert path.read_bytes() == before
-    assert os.listdir(tmp_path) == ["search.ckpt"]  # no temporary file left behind
+    # no temporary file left behind (the front's file is written apart from the checkpoint)
+    assert sorted(os.listdir(tmp_path)) == ["search.ckpt", "search.ckpt.front.csv"]
 
 
 FAILURES = [pickle.PicklingError("cannot pickle 'Operator' object"), MemoryError(),
@@ -205,7 +249,8 @@ def test_a_write_that_cannot_succeed_warns_once_and_the_fit_keeps_its_result(dat
     assert "goes on without checkpoints, and its result is kept" in message
     assert model.n_epochs_ == SEARCH["n_epochs"] and not model.interrupted_
     assert model.best_expression_.key == whole.best_expression_.key
-    assert os.listdir(tmp_path) == []  # no checkpoint, and no temporary file left behind
+    # no checkpoint, and no temporary file left behind; the front's file is written apart
+    assert os.listdir(tmp_path) == ["search.ckpt.front.csv"]
 
 
 def test_a_search_warm_start_cannot_keep_is_reported_and_the_fit_keeps_its_result(
