@@ -31,8 +31,8 @@ from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library
 from .multioutput import fit_outputs, per_output
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, check_settings
 from .progress import Progress
-from .front import (CONSTANT_COLUMNS, FrontRow, as_table, constant_rows, report_front,
-                     row_position)
+from .front import (CANDIDATE_COLUMNS, CONSTANT_COLUMNS, FrontRow, as_table, candidate_rows,
+                    constant_rows, report_front, row_position)
 from .rewards import sample_size
 from .run import check_found, run
 from .scoring import Candidate, HallOfFame
@@ -243,6 +243,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         search runs. A checkpoint is a pickle: resume only files you trust.
     checkpoint_every : float, default=60.0
         Seconds between checkpoints; 0 writes one after every epoch.
+    keep_candidates : bool, default=False
+        Keep every distinct formula the search scored in :attr:`candidates_`
+        (tens of thousands in a long search: a larger model).
 
     Attributes
     ----------
@@ -278,6 +281,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     y_variance_ : float
         (Weighted) variance of the training targets; training R² of a front
         member is ``1 - loss / y_variance_``.
+    candidates_ : pandas.DataFrame or list of dict
+        With ``keep_candidates``: every distinct formula the search scored,
+        one row each (``complexity``, ``loss``, ``reward``, ``criterion``,
+        ``formula``: the tree in infix, constants to 6 significant digits),
+        best reward first; not pruned, snapped or simplified. Without, absent.
     history_ : list of dict
         Per epoch: τ*'s reward, criterion, loss and complexity, ``n_unique``
         (distinct formulas among the batch's B), evaluations, time (seconds
@@ -337,7 +345,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         prune=True, snap_constants=True, model_selection="reward", simplify=True,
         # running
         device="auto", n_jobs=None, random_state=None, verbose=0, warm_start=False,
-        checkpoint=None, checkpoint_every=60.0,
+        checkpoint=None, checkpoint_every=60.0, keep_candidates=False,
     ):
         self.binary_operators = binary_operators
         self.unary_operators = unary_operators
@@ -391,6 +399,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.warm_start = warm_start
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
+        self.keep_candidates = keep_candidates
 
     @classmethod
     def paper(cls, **params) -> "CADSRRegressor":
@@ -507,6 +516,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         check_found(result)
 
         self._present(result, X, y, sample_weight, search.y_variance, search.scorer.fitted_rows)
+        if self.keep_candidates:
+            self.candidates_ = as_table(candidate_rows(search.scorer.cache.values(),
+                                                       self.symbol_names_), CANDIDATE_COLUMNS)
         return self
 
     @property

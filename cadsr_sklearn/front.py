@@ -27,6 +27,7 @@ from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 
 __all__ = ["FrontRow", "FrontReport", "report_front", "formula", "as_table", "row_position",
+           "candidate_rows", "CANDIDATE_COLUMNS",
            "constant_rows", "CONSTANT_COLUMNS"]
 
 #: The columns of ``constants_``.
@@ -150,6 +151,19 @@ def row_position(rows: list[FrontRow], index: int | None) -> int:
     if not -len(rows) <= index < len(rows):
         raise IndexError(f"index {index} is out of range: equations_ has {len(rows)} rows.")
     return int(index) % len(rows)
+
+
+#: The columns of ``candidates_``.
+CANDIDATE_COLUMNS = ["complexity", "loss", "reward", "criterion", "formula"]
+
+
+def candidate_rows(candidates, names: list[str]) -> list[dict]:
+    """One row per scored candidate for ``candidates_``, best reward first; the formula
+    in infix (fast enough for the tens of thousands a search scores, unlike SymPy)."""
+    ranked = sorted(candidates, key=lambda c: (-c.reward, c.complexity))
+    return [dict(zip(CANDIDATE_COLUMNS, (c.complexity, c.loss, c.reward, c.criterion,
+                                         c.expression.infix(names, precision=6))))
+            for c in ranked]
 
 
 def constant_rows(uncertainty: ConstantUncertainty, level: float = 0.95) -> list[dict]:

@@ -49,6 +49,8 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight) -> None:
     estimator.search_state_ = None  # each output keeps its own
     for name in PER_OUTPUT:
         setattr(estimator, name, [getattr(o, name) for o in outputs])
+    if estimator.keep_candidates:
+        estimator.candidates_ = [o.candidates_ for o in outputs]
 
 
 def per_output(estimators: list, method: str, index, **kwargs) -> list:

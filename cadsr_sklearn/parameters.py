@@ -83,6 +83,7 @@ PARAMETER_CONSTRAINTS: dict = {
     "warm_start": ["boolean"],
     "checkpoint": [str, os.PathLike, None],
     "checkpoint_every": [Interval(Real, 0, None, closed="left")],
+    "keep_candidates": ["boolean"],
 }
 
 

@@ -185,3 +185,19 @@ def test_an_exact_fit_far_from_zero_still_stops_early():
     assert model.stop_reason_ == "tol", model.expression_
     assert model.n_epochs_ < 60
     np.testing.assert_allclose(model.predict(X), y, rtol=1e-14)
+
+
+def test_keep_candidates_lists_every_distinct_formula_scored(quadratic):
+    X, y = quadratic
+    plain = CADSRRegressor(**SMALL, n_epochs=3).fit(X, y)
+    assert not hasattr(plain, "candidates_")
+    model = CADSRRegressor(**SMALL, n_epochs=3, keep_candidates=True).fit(X, y)
+    table = model.candidates_
+    assert list(table.columns) == ["complexity", "loss", "reward", "criterion", "formula"]
+    # distinct formulas, at most the scored ones; best reward first
+    assert len(set(table["formula"])) == len(table) <= model.n_evaluations_
+    rewards = table["reward"].to_numpy()
+    assert np.all(rewards[:-1] >= rewards[1:])  # invalid formulas (−inf) last
+    # the search's best reward of each epoch is among them
+    best = max(h["best_reward"] for h in model.history_)
+    assert np.isclose(table["reward"].to_numpy(), best, rtol=0, atol=0).any()
