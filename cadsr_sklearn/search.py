@@ -26,7 +26,7 @@ from .priors import Priors
 from .rewards import make_reward, sample_size
 from .sampler import Sampler
 from .scoring import HallOfFame, Scorer, fittable_constants
-from .training import LoopState, SearchResult, TrainingConfig, run_search
+from .training import LoopState, SearchParts, SearchResult, TrainingConfig, run_search
 
 __all__ = ["Search", "build_search", "STRUCTURE"]
 
@@ -44,23 +44,16 @@ STRUCTURE = (
 
 
 @dataclass
-class Search:
-    """Everything one run of appendix Algorithm 4 needs, and the loop's state between epochs.
+class Search(SearchParts):
+    """Everything one run of appendix Algorithm 4 needs (:class:`SearchParts`), the loop's
+    state between epochs, and what the estimator keeps beside them.
 
     Its pieces and state together are a whole search: pickled (see
     :mod:`cadsr_sklearn.checkpoint`) and loaded again, it goes on as if never
     stopped.
     """
 
-    library: Library
-    policy: Policy
-    sampler: Sampler
-    scorer: Scorer
-    config: TrainingConfig
-    generator: torch.Generator  # every draw of the sampler
-    exact_loss: float  # training MSE at or below which τ* is exact: the "tol" stop
     y_variance: float  # (weighted) variance of the training targets
-    state: LoopState
     structure: dict[str, Any]  # the STRUCTURE parameters it was built with
 
     def run(self, on_epoch: Callable[[dict, "Search"], None] | None = None,
@@ -174,8 +167,9 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
     exact_loss = _exact_loss(params["tol"], y_variance, reward.floor)
     structure = {name: params[name] for name in STRUCTURE}
-    return Search(library, policy, sampler, scorer, config, generator, exact_loss, y_variance,
-                  state, structure)
+    return Search(library=library, policy=policy, sampler=sampler, scorer=scorer, config=config,
+                  generator=generator, exact_loss=exact_loss, state=state,
+                  y_variance=y_variance, structure=structure)
 
 
 def _exact_loss(tol: float, y_variance: float, floor: float) -> float:

@@ -36,7 +36,7 @@ import math
 import time
 from dataclasses import dataclass, field, fields
 from functools import partial
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
@@ -214,8 +214,10 @@ def risk_seeking_loss(
     }
 
 
-class SearchParts(Protocol):
-    """What one run of the loop needs (:class:`~cadsr_sklearn.search.Search` has it all)."""
+@dataclass
+class SearchParts:
+    """What one run of the loop needs: its pieces and its state between epochs
+    (:class:`~cadsr_sklearn.search.Search` adds what the estimator keeps)."""
 
     library: Library
     policy: Policy

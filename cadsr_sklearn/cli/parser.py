@@ -21,44 +21,24 @@ from .demo import DEMO_MAX_TIME
 __all__ = ["build_parser"]
 
 
-def _positive(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not x > 0 or not np.isfinite(x):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {value!r}")
-    return x
+def _number(convert, kind: str, accepts, requirement: str):
+    """An argparse ``type=``: ``convert`` the text, then reject what ``accepts`` does not."""
+    def parse(value: str):
+        try:
+            x = convert(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {kind}: {value!r}") from None
+        if not accepts(x):
+            raise argparse.ArgumentTypeError(f"must be {requirement}, got {value!r}")
+        return x
+    return parse
 
 
-def _seconds(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not 0 <= x < math.inf:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {value!r}")
-    return x
-
-
-def _fraction(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not 0 < x < 1:
-        raise argparse.ArgumentTypeError(f"must be a fraction between 0 and 1, got {value!r}")
-    return x
-
-
-def _positive_int(value: str) -> int:
-    try:
-        x = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value!r}")
-    return x
+_positive = _number(float, "a number", lambda x: x > 0 and np.isfinite(x),
+                    "a positive number of seconds")
+_seconds = _number(float, "a number", lambda x: 0 <= x < math.inf, "a number of seconds >= 0")
+_fraction = _number(float, "a number", lambda x: 0 < x < 1, "a fraction between 0 and 1")
+_positive_int = _number(int, "an integer", lambda x: x >= 1, "at least 1")
 
 
 def _add_hidden(parser: argparse.ArgumentParser) -> None:
