@@ -67,7 +67,9 @@ def test_warm_start_and_checkpoints_work_per_output(data, tmp_path):
     assert model.n_epochs_ == [2 * TINY["n_epochs"]] * 2
     path = tmp_path / "run.ckpt"
     CADSRRegressor(**TINY, checkpoint=path).fit(X, noisy)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.ckpt.output0", "run.ckpt.output1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "run.ckpt.output0", "run.ckpt.output0.front.csv",
+        "run.ckpt.output1", "run.ckpt.output1.front.csv"]
 
 
 def test_plots_ask_for_one_output(model):
