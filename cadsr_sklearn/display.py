@@ -23,7 +23,8 @@ import numpy as np
 import sympy
 
 __all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits",
-           "r2_from_loss", "round_floats", "rounded_latex", "symbol_names", "sympy_values"]
+           "r2_from_loss", "round_floats", "rounded_latex", "symbol_names", "sympy_values",
+           "column_labels", "target_names", "labelled_text"]
 
 DISPLAY_RTOL = 1e-3
 """A displayed form may move no training prediction by more than this times the largest |ŷ|."""
@@ -230,3 +231,34 @@ def _is_symbol_name(name: str) -> bool:
         return isinstance(sympy.sympify(name), sympy.Symbol)
     except (sympy.SympifyError, SyntaxError, TypeError, AttributeError):
         return False
+
+
+def column_labels(symbols: Sequence[str], columns: Sequence[str]) -> dict[str, str]:
+    """Symbol → column name, where they differ (``force_N`` → ``force [N]``): the
+    names :func:`rounded_latex` and the plots show for the symbols of the formulas."""
+    return {s: c for s, c in zip(symbols, columns) if s != c}
+
+
+def labelled_text(expr: sympy.Expr, labels: Mapping[str, str]) -> str:
+    """``expr`` as text, each symbol that ``labels`` names written as that column name.
+
+    For reading only (``0.9853*a [AU]**1.504`` does not parse back); the
+    ``formula`` column keeps the symbols.
+    """
+    return str(expr.xreplace({s: sympy.Symbol(labels[s.name]) for s in expr.free_symbols
+                              if s.name in labels}))
+
+
+def target_names(y, n_outputs: int) -> list[str]:
+    """The name of each of the ``n_outputs`` targets of ``y``, for display.
+
+    A pandas or polars Series' name, a DataFrame's column names (a one-column
+    one's too), where they are non-empty strings (as scikit-learn takes feature
+    names only from string column names); else ``y``, or ``y0, y1, …`` for
+    several outputs.
+    """
+    columns = getattr(y, "columns", None)
+    names = list(columns) if columns is not None else [getattr(y, "name", None)]
+    if len(names) == n_outputs and all(isinstance(n, str) and n for n in names):
+        return [str(n) for n in names]
+    return ["y"] if n_outputs == 1 else [f"y{j}" for j in range(n_outputs)]

@@ -12,6 +12,7 @@ the paper's settings are in :mod:`cadsr_sklearn.parameters`.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -25,7 +26,8 @@ from ._version import __version__
 from .checkpoint import data_fingerprint
 from .continuation import SearchSaver, continued_search
 from .devices import resolve_device
-from .display import DISPLAY_DIGITS, check_precision, round_floats, rounded_latex, symbol_names
+from .display import (DISPLAY_DIGITS, check_precision, column_labels, round_floats,
+                      rounded_latex, symbol_names, target_names)
 from .expression import Expression
 from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library
 from .multioutput import fit_outputs, per_output
@@ -37,6 +39,7 @@ from .rewards import sample_size
 from .run import check_found, run
 from .scoring import Candidate, HallOfFame
 from .search import build_search
+from .selection import chosen_row
 from .training import SearchResult
 from .uncertainty import ConstantUncertainty
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
@@ -203,7 +206,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         "cv" the simplest within one standard error of the lowest
         cross-validated error (column ``cv_loss``). See
         :ref:`choosing-from-the-front`. Any row can be used with ``index=``
-        in :meth:`predict`, :meth:`sympy` and :meth:`latex`.
+        in :meth:`predict`, :meth:`sympy` and :meth:`latex`. It can change
+        after fitting, without a refit (``set_params``): the attributes that
+        describe the chosen formula follow it; "cv" needs a fit with it, which
+        computes the cross-validated errors.
     simplify : bool, default=True
         Report each formula (:attr:`expression_`, ``equations_``) in the
         shortest SymPy form that predicts what its tree predicts on the training
@@ -268,6 +274,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``formula`` (readable text, faithful digits), ``constant_errors``
         (standard errors, BFS order), ``selected`` (the row
         ``model_selection`` chose) and ``expression`` (the token tree).
+        ``expression_``, ``best_expression_``, ``equations_``,
+        ``pareto_front_`` and ``constants_`` are read from the fitted front
+        with the current ``model_selection`` (see :attr:`selections_`), and
+        cannot be assigned.
     pareto_front_ : list of FrontRow
         The same rows as typed records (:class:`~cadsr_sklearn.front.FrontRow`),
         each with its constants' covariance: what programs read, where
@@ -278,6 +288,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         interval ``ci_low``, ``ci_high`` and ``fixed`` (snapped: no standard
         error); see :ref:`constant-uncertainty`. The intervals take the
         formula as given, not the search that chose it.
+    selections_ : dict of str to int
+        The row of the front each rule of ``model_selection`` chooses
+        (``"cv"`` only after a fit with it, or for a front of one row): what
+        lets ``model_selection`` change after the fit.
+    target_names_ : list of str
+        The name of each target: a pandas or polars Series' name, a
+        DataFrame's column names; ``["y"]`` (``["y0", "y1", …]`` for several
+        outputs) without. Shown wherever the formula is (the progress bar,
+        ``print``, the plots, the report, ``cadsr predict``'s column).
     y_variance_ : float
         (Weighted) variance of the training targets; training R² of a front
         member is ``1 - loss / y_variance_``.
@@ -469,20 +488,27 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             (``max_constants``), with what to do (see the user guide's "Small
             tables").
         """
+        return self._fit(X, y, sample_weight)
+
+    def _fit(self, X, y, sample_weight, names: list[str] | None = None) -> "CADSRRegressor":
+        """:meth:`fit`, the targets named ``names`` (by default the names ``y`` carries);
+        each output of a 2-D ``y`` is fitted by its copy's ``_fit`` with its own name."""
         # validate
         params = self.get_params()
         check_settings(params)
         check_numeric_target(y)
-        given = X
+        given, given_y = X, y
         try:
             X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, multi_output=True)
         except ValueError as err:
             raise with_numeric_hint(err, X) from err
+        names = target_names(given_y, 1 if y.ndim == 1 else y.shape[1]) if names is None else names
         y = y.astype(np.float64, copy=False)  # booleans, integers
         if y.ndim == 2:
-            fit_outputs(self, given, y, sample_weight)
+            fit_outputs(self, given, y, sample_weight, names)
             return self
         self.n_outputs_ = 1
+        self.target_names_ = names
         self.__dict__.pop("estimators_", None)
         X, y, sample_weight = frequency_weighted(X, y, sample_weight)
         self.device_ = resolve_device(self.device)
@@ -510,7 +536,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                             self.symbol_names_)
         self.search_state_ = None
         result = run(search, saver, partial(Progress, self.n_epochs, self.max_time, self.verbose,
-                                            search.y_variance, self.symbol_names_, X),
+                                            search.y_variance, self.symbol_names_, X,
+                                            target=names[0]),
                      self.device_)
         self.search_state_ = saver.state
         check_found(result)
@@ -538,24 +565,99 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     def _present(self, result: SearchResult, X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, y_variance: float,
                  fitted_rows=None) -> None:
-        """The fitted attributes of a finished search: ``equations_`` for its Pareto front,
-        the selected row's formula, tree and constants, and the search's record."""
+        """The fitted attributes of a finished search: its Pareto front, the row each
+        rule of ``model_selection`` chooses, and the search's record."""
         self.y_variance_ = y_variance
         report = report_front(
             result.hall_of_fame.pareto_front(keep=result.best), result.best, X, y,
             sample_weight, self.symbol_names_, simplify=self.simplify, y_variance=y_variance,
             model_selection=self.model_selection, const_fit_samples=self.const_fit_samples,
             fitted_rows=fitted_rows)
-        chosen = report.rows[report.selected]
-        self.pareto_front_ = report.rows
-        self.best_expression_, self.expression_ = chosen.expression, chosen.equation
-        self.equations_ = as_table([row.record() for row in report.rows],
-                                   list(chosen.record()))
-        self.constants_ = as_table(constant_rows(chosen.uncertainty), CONSTANT_COLUMNS)
+        # the chosen formula's attributes (expression_, constants_…) are read from these
+        self._front_rows, self.selections_ = report.rows, report.choices
         self.unsnapped_expression_ = result.unsnapped.expression
         self.history_, self.n_epochs_ = result.history, result.n_epochs
         self.n_evaluations_, self.stop_reason_ = result.n_evaluations, result.stop_reason
         self.interrupted_ = result.interrupted
+
+    # ------------------------------------------------- the row model_selection chooses
+    # A fit keeps the whole front and the row each rule chooses (selections_); what
+    # describes the chosen formula is derived from them and the current model_selection
+    # at each access, so that set_params(model_selection=...) on a fitted model takes
+    # effect without a refit, and no attribute can disagree with the parameter (as
+    # scikit-learn's SelectFromModel derives threshold_ from threshold). With several
+    # outputs each is a list over estimators_, chosen by this estimator's parameter.
+    @property
+    def pareto_front_(self) -> list[FrontRow]:
+        return self._chosen_by_rule(CADSRRegressor._front)
+
+    @property
+    def equations_(self):
+        return self._chosen_by_rule(CADSRRegressor._table)
+
+    @property
+    def expression_(self) -> sympy.Expr:
+        return self._chosen_by_rule(lambda e, rule: e._chosen(rule).equation)
+
+    @property
+    def best_expression_(self) -> Expression:
+        return self._chosen_by_rule(lambda e, rule: e._chosen(rule).expression)
+
+    @property
+    def constants_(self):
+        return self._chosen_by_rule(lambda e, rule: e._constants_table(e._chosen(rule)))
+
+    def _chosen_by_rule(self, attribute):
+        """``attribute(estimator, model_selection)``, a list over the outputs if several."""
+        if self._several_outputs:
+            return [attribute(e, self.model_selection) for e in self.estimators_]
+        return attribute(self, self.model_selection)
+
+    def _position(self, rule: str | None = None) -> int:
+        """The row of the front that ``rule`` (by default ``model_selection``) chooses."""
+        check_is_fitted(self, "selections_")
+        return chosen_row(self.selections_, self.model_selection if rule is None else rule)
+
+    def _front(self, rule: str) -> list[FrontRow]:
+        """The front's rows, the one ``rule`` chooses marked ``selected``."""
+        chosen = self._position(rule)
+        return [row if row.selected == (i == chosen) else replace(row, selected=i == chosen)
+                for i, row in enumerate(self._front_rows)]
+
+    def _chosen(self, rule: str) -> FrontRow:
+        return self._front(rule)[self._position(rule)]
+
+    def _table(self, rule: str):
+        """``equations_``: the front as a table (pandas when installed)."""
+        rows = self._front(rule)
+        return as_table([row.record() for row in rows], list(rows[0].record()))
+
+    @staticmethod
+    def _constants_table(row: FrontRow):
+        """``constants_``: one row per constant of ``row``'s formula."""
+        return as_table(constant_rows(row.uncertainty), CONSTANT_COLUMNS)
+
+    def _output_rows(self, index):
+        """``index`` for :func:`per_output`: without one, each output's row by this
+        estimator's ``model_selection`` (its copies may hold another, set directly)."""
+        if index is None:
+            return [e._position(self.model_selection) for e in self.estimators_]
+        return index
+
+    def set_params(self, **params) -> "CADSRRegressor":
+        """Set the parameters of this estimator (see scikit-learn's ``set_params``).
+
+        ``model_selection`` acts on a fitted model too: the formula
+        :attr:`expression_`, :meth:`predict` and the rest use follows it at once,
+        without a refit (``"cv"`` needs a fit with it, which computes the
+        cross-validated errors). With several outputs it is passed on to
+        :attr:`estimators_`, the copies that carry this estimator's parameters.
+        """
+        super().set_params(**params)
+        if "model_selection" in params and self._several_outputs:
+            for estimator in self.estimators_:
+                estimator.set_params(model_selection=params["model_selection"])
+        return self
 
     def _column_names(self) -> list[str]:
         names = getattr(self, "feature_names_in_", None)
@@ -565,12 +667,14 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
     def _labels(self) -> dict[str, str]:
         """Symbol → column name, where they differ (``force_N`` → ``force [N]``)."""
-        return {s: c for s, c in zip(self.symbol_names_, self._column_names()) if s != c}
+        return column_labels(self.symbol_names_, self._column_names())
 
     def _row(self, index: int | None) -> FrontRow:
         """Row ``index`` of the front (the selected one when None)."""
-        check_is_fitted(self, "best_expression_")
-        return self.pareto_front_[row_position(self.pareto_front_, index)]
+        if index is None:
+            return self._chosen(self.model_selection)
+        check_is_fitted(self, "selections_")
+        return self._front_rows[row_position(self._front_rows, index)]
 
     def _shown(self, index: int | None, precision) -> tuple[sympy.Expr, int]:
         """Row ``index``'s equation and the digits (≥ ``precision``) that show it faithfully."""
@@ -608,9 +712,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         y_std : ndarray of the same shape
             Only with ``return_std``.
         """
-        check_is_fitted(self, "best_expression_")
+        check_is_fitted(self, "selections_")
         if self._several_outputs:
-            columns = per_output(self.estimators_, "predict", index, X=X, return_std=return_std)
+            columns = per_output(self.estimators_, "predict", self._output_rows(index), X=X,
+                                 return_std=return_std)
             if return_std:
                 return tuple(np.column_stack(part) for part in zip(*columns))
             return np.column_stack(columns)
@@ -656,7 +761,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         :mod:`cadsr_sklearn.display`). By default they are exact.
         """
         if self._several_outputs:
-            return per_output(self.estimators_, "sympy", index, precision=precision)
+            return per_output(self.estimators_, "sympy", self._output_rows(index),
+                              precision=precision)
         if precision is None:
             return self._row(index).equation
         return round_floats(*self._shown(index, precision))
@@ -670,7 +776,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``1.0^rho - 1.0``).
         """
         if self._several_outputs:
-            return per_output(self.estimators_, "latex", index, precision=precision)
+            return per_output(self.estimators_, "latex", self._output_rows(index),
+                              precision=precision)
         return rounded_latex(*self._shown(index, precision), labels=self._labels())
 
     def report(self, path, X=None, y=None, *, data_name: str | None = None):
@@ -680,7 +787,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         data and the settings; see :mod:`cadsr_sklearn.html_report`. Returns the path."""
         from .html_report import write_report
 
-        check_is_fitted(self, "best_expression_")
+        check_is_fitted(self, "selections_")
         return write_report(self, path, X, y, data_name=data_name)
 
     def export(self, target: str = "numpy", *, index: int | None = None):
@@ -710,10 +817,51 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
         if target not in export.TARGETS:
             raise ValueError(f"target must be one of {list(export.TARGETS)}, got {target!r}.")
-        check_is_fitted(self, "best_expression_")
+        check_is_fitted(self, "selections_")
         if self._several_outputs:
-            return per_output(self.estimators_, "export", index, target=target)
+            return per_output(self.estimators_, "export", self._output_rows(index), target=target)
         return export.export(self._row(index).expression, self.symbol_names_, target)
+
+    # ---------------------------------------------------------------- display
+    # repr() stays scikit-learn's parameter repr: a pipeline's repr embeds it, and
+    # scikit-learn's pretty printer wraps long parameter lists only for estimators
+    # that keep BaseEstimator.__repr__. print() and the notebook add the fitted
+    # formula and front (cadsr_sklearn.summary).
+    def __str__(self) -> str:
+        """scikit-learn's parameter repr; when fitted, also the chosen formula and the
+        front (:mod:`cadsr_sklearn.summary`)."""
+        params = self.__repr__()
+        if "selections_" not in vars(self):
+            return params
+        from .summary import text_summary
+
+        return f"{params}\n{text_summary(self)}"
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        """IPython's text display: what ``print`` shows."""
+        printer.text(f"{type(self).__name__}(...)" if cycle else str(self))
+
+    def _repr_html_inner(self) -> str:
+        """The notebook's HTML: the summary of a fitted model above scikit-learn's
+        diagram of the estimator (:mod:`cadsr_sklearn.summary`)."""
+        from sklearn.utils import estimator_html_repr
+
+        diagram = estimator_html_repr(self)
+        if "selections_" not in vars(self):
+            return diagram
+        from .summary import html_summary
+
+        return html_summary(self) + diagram
+
+    def _repr_mimebundle_(self, **kwargs) -> dict[str, str]:
+        """What Jupyter shows: ``print``'s text, and the HTML unless scikit-learn's
+        ``display`` configuration is ``"text"`` (as for any estimator)."""
+        from sklearn import get_config
+
+        output = {"text/plain": str(self)}
+        if get_config()["display"] == "diagram":
+            output["text/html"] = self._repr_html_inner()
+        return output
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         # A pickle loads only into the version that wrote it, up to patch releases: the

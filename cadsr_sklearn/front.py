@@ -5,8 +5,10 @@ the rows of ``equations_``: each formula in SymPy and the feature names (with
 ``simplify``, its shortest form equal to it on the training rows), the digits
 that show it faithfully (:mod:`cadsr_sklearn.display`), the standard errors of
 its constants (:mod:`cadsr_sklearn.uncertainty`), and which row
-``model_selection`` chose (:mod:`cadsr_sklearn.selection`). Two trees that
-read as one formula are reported once. :func:`as_table` makes the rows a
+``model_selection`` chose (:mod:`cadsr_sklearn.selection`), and the row each
+rule would choose, so that the choice can follow ``model_selection`` after the
+fit. Two trees that read as one formula, or that show the same text, are
+reported once. :func:`as_table` makes the rows a
 pandas DataFrame where pandas is installed; :func:`constant_rows` are the
 rows of ``constants_``.
 """
@@ -22,7 +24,7 @@ import sympy
 from .display import faithful_digits, r2_from_loss, round_floats
 from .expression import Expression
 from .scoring import Candidate
-from .selection import cross_validated_errors, select
+from .selection import RULES, cross_validated_errors, select
 from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 
@@ -72,6 +74,9 @@ class FrontReport:
 
     rows: list[FrontRow]
     selected: int
+    # the row each rule of model_selection chooses; "cv" only where the cv errors were
+    # computed (model_selection="cv" at fit, or a front of one row)
+    choices: dict[str, int]
 
 
 def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
@@ -91,19 +96,24 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
     rows: list[FrontRow] = []
     for c in front:
         equation = formula(c.expression, X, names, simplify)
-        if rows and equation == rows[-1].equation:
-            # one formula once: the simplest tree of it, unless the other is τ*
-            if c.expression.key != best.expression.key:
-                continue
-            rows.pop()
         with np.errstate(all="ignore"):
             reference = c.expression.evaluate(X)
         d = faithful_digits(equation, symbols, X, reference)
+        text = str(round_floats(equation, d))
+        # One formula once, and one text once (two trees can read the same at four
+        # digits, 6.295*(L/g)**0.5012 at k = 9 and 11): the simplest tree of it,
+        # unless the other is τ*, which every rule must still find.
+        twin = next((i for i, r in enumerate(rows)
+                     if r.equation == equation or r.formula == text), None)
+        if twin is not None:
+            if c.expression.key != best.expression.key:
+                continue
+            del rows[twin]
         seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
         rows.append(FrontRow(
             complexity=c.complexity, loss=c.loss, r2=r2_from_loss(c.loss, y_variance),
             reward=c.reward, criterion=c.criterion, equation=equation,
-            formula=str(round_floats(equation, d)), expression=c.expression, digits=d,
+            formula=text, expression=c.expression, digits=d,
             uncertainty=constant_uncertainty(c.expression, X, y, sample_weight, seen)))
     cv_errors = None
     if model_selection == "cv":
@@ -112,10 +122,17 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
         rows = [replace(row, cv_loss=float(np.mean(errors)))
                 for row, errors in zip(rows, cv_errors)]
     best_row = next(i for i, r in enumerate(rows) if r.expression.key == best.expression.key)
-    chosen = select([r.loss for r in rows], [r.complexity for r in rows],
-                    model_selection, best_row, cv_errors)
+    # Every rule's row, so that model_selection can change after the fit; "cv" needs the
+    # cv errors, computed only when asked for (a constant refit per row and fold), but
+    # a front of one row is every rule's answer.
+    losses, complexities = [r.loss for r in rows], [r.complexity for r in rows]
+    choices = {rule: select(losses, complexities, rule, best_row, cv_errors)
+               for rule in RULES if rule != "cv" or cv_errors is not None}
+    if len(rows) == 1:
+        choices["cv"] = 0
+    chosen = choices[model_selection]
     rows[chosen] = replace(rows[chosen], selected=True)
-    return FrontReport(rows, chosen)
+    return FrontReport(rows, chosen, choices)
 
 
 def formula(expression: Expression, X: np.ndarray, names: list[str],

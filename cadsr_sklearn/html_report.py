@@ -46,7 +46,7 @@ import sympy
 from sympy.printing.mathml import MathMLPresentationPrinter
 
 from ._version import __version__
-from .display import DISPLAY_DIGITS
+from .display import DISPLAY_DIGITS, target_names
 from .front import constant_rows
 
 __all__ = ["report_html", "write_report"]
@@ -127,8 +127,8 @@ def write_report(model, path: str | os.PathLike, X=None, y=None, *,
         was fitted on. A model keeps no data, so without them the page has
         no predicted-vs-true plot and no row count or target range.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs), optional
-        The true targets of ``X``. A pandas or polars Series' name (a
-        DataFrame's column names) name the target(s) in the page.
+        The true targets of ``X``. The page names the target(s) as the model
+        does (``target_names_``, from the ``y`` it was fitted on).
     data_name : str, optional
         What ``X, y`` are, as the page names them ("the training data", "the
         held-out rows", a file name); by default "the data given to the report".
@@ -163,7 +163,7 @@ def report_html(model, X=None, y=None, *, data_name: str | None = None) -> str:
     """
     from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(model, "best_expression_")
+    check_is_fitted(model, "selections_")
     if (X is None) != (y is None):
         raise ValueError("Give both X and y (the rows and their true targets), or neither.")
     outputs = _outputs(model, y)
@@ -198,7 +198,7 @@ class _Data:
 def _outputs(model, y) -> list[tuple]:
     """(estimator, target name, that output's y or None) for each output of ``model``."""
     estimators = model.__dict__.get("estimators_") or [model]
-    names = _target_names(y, len(estimators))
+    names = _target_names(model, y, len(estimators))
     if y is None:
         return [(e, n, None) for e, n in zip(estimators, names)]
     values = np.asarray(y, dtype=np.float64)
@@ -209,15 +209,14 @@ def _outputs(model, y) -> list[tuple]:
     return [(e, n, values[:, j]) for j, (e, n) in enumerate(zip(estimators, names))]
 
 
-def _target_names(y, n_outputs: int) -> list[str]:
-    """The target names a pandas or polars ``y`` carries; else ``y`` (``y0, y1, …``)."""
-    columns = getattr(y, "columns", None)
-    if columns is not None and len(columns) == n_outputs:
-        return [str(c) for c in columns]
-    name = getattr(y, "name", None)
-    if n_outputs == 1:
-        return [str(name) if name is not None and str(name) else "y"]
-    return [f"y{j}" for j in range(n_outputs)]
+def _target_names(model, y, n_outputs: int) -> list[str]:
+    """The model's target names (``target_names_``, from the ``y`` it was fitted on);
+    for a model saved before it kept them, those a pandas or polars ``y`` given here
+    carries; else ``y`` (``y0, y1, …``)."""
+    names = getattr(model, "target_names_", None)
+    if names is not None and len(names) == n_outputs:
+        return [str(n) for n in names]
+    return target_names(y, n_outputs)
 
 
 def _chosen_row(estimator) -> dict:

@@ -4,7 +4,9 @@
 per column (:func:`fit_outputs`), so that output j's formula is the one
 ``fit(X, y[:, j])`` finds; the methods that describe a formula then ask each
 copy in turn (:func:`per_output`), and the fitted attributes of
-:data:`PER_OUTPUT` become lists over them.
+:data:`PER_OUTPUT` become lists over them (as do those that describe the
+chosen formula, ``expression_``, ``equations_``…, which the estimator derives
+from each copy's front).
 """
 
 from __future__ import annotations
@@ -17,18 +19,18 @@ from sklearn.base import clone
 __all__ = ["PER_OUTPUT", "fit_outputs", "per_output"]
 
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
-PER_OUTPUT = ("expression_", "best_expression_", "unsnapped_expression_", "equations_",
-              "pareto_front_", "constants_", "history_", "n_epochs_", "n_evaluations_",
-              "stop_reason_", "y_variance_")
+PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
+              "n_evaluations_", "stop_reason_", "y_variance_")
 
 
-def fit_outputs(estimator, X, Y: np.ndarray, sample_weight) -> None:
+def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str]) -> None:
     """Fit ``estimator`` on ``Y`` (n, m): one copy of it, with its parameters, per column.
 
     The copies become its :attr:`estimators_`; the attributes of
-    :data:`PER_OUTPUT` lists over them, the others the first's. With
-    ``warm_start``, the copies of the last fit go on with their own searches;
-    a ``checkpoint`` path gets the suffix ``.output{j}`` per output.
+    :data:`PER_OUTPUT` lists over them, the others the first's. Output j is
+    named ``names[j]`` (its copy's ``target_names_``). With ``warm_start``,
+    the copies of the last fit go on with their own searches; a ``checkpoint``
+    path gets the suffix ``.output{j}`` per output.
     """
     previous = getattr(estimator, "estimators_", None)
     if estimator.warm_start and previous is not None and len(previous) == Y.shape[1]:
@@ -39,9 +41,10 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight) -> None:
         checkpoint_path = (None if estimator.checkpoint is None
                            else f"{os.fspath(estimator.checkpoint)}.output{j}")
         output.set_params(**estimator.get_params()).set_params(checkpoint=checkpoint_path)
-        output.fit(X, Y[:, j], sample_weight)
+        output._fit(X, Y[:, j], sample_weight, [names[j]])
+    estimator.__dict__.pop("_front_rows", None)  # of a one-output fit before
     estimator.estimators_ = outputs
-    estimator.n_outputs_ = Y.shape[1]
+    estimator.n_outputs_, estimator.target_names_ = Y.shape[1], list(names)
     first = outputs[0]
     estimator.device_, estimator.version_ = first.device_, first.version_
     estimator.symbol_names_ = first.symbol_names_

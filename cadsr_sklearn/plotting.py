@@ -7,6 +7,11 @@ into an axes of your own figure instead. :func:`save_all` writes all three as
 PNG files. The figures are built without :mod:`matplotlib.pyplot`, so nothing
 here touches pyplot's global state or needs a display.
 
+Names are the user's: the target's (``target_names_``, e.g. a pandas Series'
+name) in the axis labels and the title, and each column's own name (``a [AU]``,
+as :meth:`~cadsr_sklearn.CADSRRegressor.latex` sets it) in the formulas, where
+the formula's text has a symbol for it (``a_AU``).
+
 matplotlib is optional (``pip install 'cadsr-sklearn[plot]'``); it is imported
 on first use, so ``import cadsr_sklearn.plotting`` always works and a missing
 matplotlib is reported when a plot is requested.
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .display import r2_from_loss
+from .display import column_labels, labelled_text, r2_from_loss, round_floats
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -71,7 +76,7 @@ def _axes(ax: "Axes | None", figsize: tuple[float, float]) -> tuple["Figure", "A
 def _check_fitted(model) -> None:
     from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(model, "best_expression_")
+    check_is_fitted(model, "selections_")
     if "estimators_" in vars(model):
         raise ValueError("This model has several outputs: plot one at a time, "
                          "e.g. model.estimators_[0].")
@@ -87,6 +92,28 @@ def front_rows(model) -> list:
 
 def _short(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _plain(text: str) -> str:
+    """``text`` for a matplotlib label: a ``$`` in a user's name is no mathtext."""
+    return text.replace("$", r"\$")
+
+
+def _target(model) -> str:
+    """The target's name (``y`` for a model saved before ``target_names_``)."""
+    names = getattr(model, "target_names_", None)
+    return str(names[0]) if names else "y"
+
+
+def _formula(model, row) -> str:
+    """``row``'s readable formula, each column's own name where its symbol differs."""
+    columns = getattr(model, "feature_names_in_", None)
+    symbols = getattr(model, "symbol_names_", None)
+    labels = {} if columns is None or symbols is None else column_labels(
+        symbols, [str(c) for c in columns])
+    if not labels:
+        return row.formula
+    return labelled_text(round_floats(row.equation, row.digits), labels)
 
 
 def training_r2(model, y=None) -> np.ndarray | None:
@@ -167,7 +194,7 @@ def plot_pareto_front(
             label="chosen (model_selection)",
         )
         ax.annotate(
-            _short(rows[i].formula, 45),
+            _plain(_short(_formula(model, rows[i]), 45)),
             (k[i], shown[i]),
             xytext=(10, 10),
             textcoords="offset points",
@@ -197,7 +224,7 @@ def plot_pareto_front(
     ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
 
     if listed:
-        _draw_table(ax_table, listed)
+        _draw_table(ax_table, [(row, _plain(_formula(model, row))) for row in listed])
     return fig
 
 
@@ -209,7 +236,8 @@ def _table_rows(rows: list[dict], max_rows: int) -> list[dict]:
     return sorted(keep, key=lambda r: r.complexity)
 
 
-def _draw_table(ax: "Axes", rows: list[dict]) -> None:
+def _draw_table(ax: "Axes", rows: list[tuple]) -> None:
+    """The rows (each a front row and its formula as shown) as a table under the plot."""
     ax.axis("off")
     n = len(rows) + 1
     step = 1.0 / n
@@ -230,13 +258,13 @@ def _draw_table(ax: "Axes", rows: list[dict]) -> None:
             transform=ax.transAxes,
             color="0.2",
         )
-    for n_row, row in enumerate(rows, start=1):
+    for n_row, (row, formula) in enumerate(rows, start=1):
         y = 1.0 - (n_row + 0.5) * step
         style = dict(color=_SELECTED, fontweight="bold") if row.selected else dict(color="0.15")
         cells = (
             f"{row.complexity}",
             f"{row.loss:.3e}",
-            _short(row.formula, 85),
+            _short(formula, 85),
         )
         for (x, _, align, shift), text in zip(columns, cells, strict=True):
             ax.text(
@@ -331,7 +359,8 @@ def plot_learning_curve(model, y=None) -> "Figure":
 
 # ---------------------------------------------------------- predicted vs true
 def plot_predicted_vs_true(
-    model, X, y, ax: "Axes | None" = None, title: str | None = None
+    model, X, y, ax: "Axes | None" = None, title: str | None = None,
+    data_name: str | None = None,
 ) -> "Figure":
     """Predictions of the chosen formula against the true targets.
 
@@ -343,7 +372,11 @@ def plot_predicted_vs_true(
     y : array-like of shape (n_samples,)
     ax : matplotlib Axes, optional
     title : str, optional
-        Defaults to the formula.
+        Defaults to the formula, ``T = …`` for a target named ``T``.
+    data_name : str, optional
+        What ``X, y`` are ("the training data", "the held-out rows"), said in
+        the plot: predictions on the training data look better than the
+        formula will do on new rows.
 
     Returns
     -------
@@ -367,16 +400,19 @@ def plot_predicted_vs_true(
         color="0.3",
         linewidth=1,
         linestyle="--",
-        label="y = ŷ",
+        label="predicted = true",
     )
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_ylim(lo - pad, hi + pad)
     ax.set_aspect("equal", adjustable="box")
-    ax.set_xlabel("true y")
-    ax.set_ylabel("predicted ŷ")
+    target = _target(model)
+    ax.set_xlabel(_plain(f"true {target}"))
+    ax.set_ylabel(_plain(f"predicted {target}"))
     ax.grid(True, alpha=0.3)
     r2 = _r2(y[ok], pred[ok]) if ok.any() else float("nan")
     note = f"R² = {r2:.6f}   n = {ok.sum()}"
+    if data_name is not None:
+        note = _plain(f"on {data_name}") + "\n" + note
     if not ok.all():
         note += f"\n{(~ok).sum()} NaN predictions (outside the formula's domain) not shown"
     ax.text(
@@ -388,8 +424,9 @@ def plot_predicted_vs_true(
         fontsize=8.5,
         bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"),
     )
-    formula = next(r for r in model.pareto_front_ if r.selected).formula
-    ax.set_title(title if title is not None else _short(f"ŷ = {formula}", 60), fontsize=10)
+    formula = _formula(model, next(r for r in model.pareto_front_ if r.selected))
+    ax.set_title(title if title is not None else _plain(_short(f"{target} = {formula}", 60)),
+                 fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     return fig
 
@@ -403,7 +440,8 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
 
 # ---------------------------------------------------------------------- all
 def save_all(
-    model, X, y, folder: str | Path, dpi: int = 150, y_train: Any = None
+    model, X, y, folder: str | Path, dpi: int = 150, y_train: Any = None,
+    data_name: str | None = None,
 ) -> dict[str, Path]:
     """Write the three plots as PNG files into ``folder`` (created if needed).
 
@@ -418,6 +456,9 @@ def save_all(
     y_train : array-like, optional
         Training targets for the learning curve's R², when the estimator does
         not record ``y_variance_``; defaults to ``y``.
+    data_name : str, optional
+        What ``X, y`` are, said in the predicted-vs-true plot (see
+        :func:`plot_predicted_vs_true`).
 
     Returns
     -------
@@ -430,7 +471,7 @@ def save_all(
     figures = {
         "pareto_front": plot_pareto_front(model),
         "learning_curve": plot_learning_curve(model, y if y_train is None else y_train),
-        "predicted_vs_true": plot_predicted_vs_true(model, X, y),
+        "predicted_vs_true": plot_predicted_vs_true(model, X, y, data_name=data_name),
     }
     paths = {}
     for name, fig in figures.items():

@@ -3,14 +3,15 @@ as people write it.
 
 With ``verbose=1`` a single line::
 
-    CADSR  42%|████▏     | [00:25<00:35], R2=0.99731 k=9  y = 2.001*m*v**2 + 0.5
+    CADSR  42%|████▏     | [00:25<00:35], R2=0.99731 k=9  E = 2.001*m*v**2 + 0.5
 
 The bar measures the budget used so far: the larger of the fraction of
 ``n_epochs`` run and the fraction of ``max_time`` spent, so it only moves
 forward and ends at 100 % when a budget runs out (earlier on an exact fit or
 ``patience``). The best formula τ* is shown in infix, in the feature names, its
 constants faithful (:mod:`cadsr_sklearn.display`), the line cut to the
-terminal's width. With ``verbose=2`` the current Pareto front is printed above
+terminal's width, named after the target (a pandas Series' name; ``y``
+without one). With ``verbose=2`` the current Pareto front is printed above
 the bar as a small table every few seconds, as PySR users know it; in a Jupyter
 notebook it is one HTML table, updated in place (IPython's display handles),
 and left showing the last front when the fit ends or is interrupted.
@@ -54,11 +55,14 @@ class Progress:
     feature_names : list of str
     X : ndarray of shape (n_samples, n_features)
         Training rows; the displayed constants are checked on a few of them.
+    target : str, default="y"
+        The target's name, left of the formula.
     """
 
     def __init__(self, n_epochs: int, max_time: float | None, verbose: int, y_variance: float,
-                 feature_names: list[str], X: np.ndarray):
+                 feature_names: list[str], X: np.ndarray, *, target: str = "y"):
         self.n_epochs, self.max_time, self.verbose = n_epochs, max_time, verbose
+        self.target = target
         self.y_variance = y_variance
         self.names = feature_names
         self.symbols = [sympy.Symbol(n) for n in feature_names]
@@ -103,7 +107,7 @@ class Progress:
             return
         text = (
             f"R2={self._r2(best.loss):.5f} k={best.complexity}  "
-            f"y = {self.formula(best.expression)}"
+            f"{self.target} = {self.formula(best.expression)}"
         )
         room = shutil.get_terminal_size((80, 24)).columns - _BAR_WIDTH - 1
         self.bar.set_postfix_str(_cut(text, room), refresh=refresh)

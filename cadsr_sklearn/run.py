@@ -79,4 +79,4 @@ def _warn_if_fits_raised(search: Search) -> None:
         warnings.warn(f"{failed} constant fits raised an error and their formulas were scored "
                       f"as invalid (first: {first}). This is a bug in cadsr-sklearn; please "
                       "report it with the data and parameters of this fit.", RuntimeWarning,
-                      stacklevel=5)  # the caller of fit: past run, fit and sklearn's _fit_context
+                      stacklevel=6)  # the caller of fit: past run, _fit, fit, sklearn's wrapper

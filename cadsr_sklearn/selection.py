@@ -30,7 +30,8 @@ import numpy as np
 from .constants import ConstantFitter
 from .expression import Expression
 
-__all__ = ["RULES", "select", "cross_validated_errors", "MAX_LEAVE_ONE_OUT", "N_FOLDS"]
+__all__ = ["RULES", "select", "chosen_row", "SelectionError", "cross_validated_errors",
+           "MAX_LEAVE_ONE_OUT", "N_FOLDS"]
 
 #: The values of ``model_selection``.
 RULES = ("reward", "accuracy", "score", "cv")
@@ -40,6 +41,37 @@ MAX_LEAVE_ONE_OUT = 100
 N_FOLDS = 10
 
 _SCORE_LOSS_RATIO = 1.5  # PySR's rule looks at rows within this factor of the lowest loss
+
+
+class SelectionError(ValueError, AttributeError):
+    """``model_selection`` names no row of a fitted front: an unknown rule, or ``"cv"``
+    on a model fitted without the cross-validated errors.
+
+    Also an AttributeError: the attributes that follow the selection
+    (``expression_``, ``best_expression_``…) do not exist under such a
+    ``model_selection``, so that ``hasattr`` says so and scikit-learn's HTML
+    display (which reads every fitted attribute, also of a pipeline's steps) goes
+    on without them instead of failing.
+    """
+
+
+def chosen_row(choices: dict[str, int], rule: str) -> int:
+    """The row ``rule`` chooses, from the ``choices`` a fit recorded (rule → row).
+
+    Raises
+    ------
+    SelectionError
+        If ``rule`` is no rule, or is ``"cv"`` and the fit did not compute the
+        cross-validated errors (a fit with ``model_selection="cv"`` does).
+    """
+    if isinstance(rule, str) and rule in choices:
+        return choices[rule]
+    if rule == "cv":
+        raise SelectionError(
+            "model_selection='cv' needs the cross-validated errors of the front, which only a "
+            "fit with model_selection='cv' computes: refit, e.g. "
+            "model.set_params(model_selection='cv').fit(X, y).")
+    raise SelectionError(f"model_selection must be one of {RULES}, got {rule!r}.")
 
 
 def select(losses: Sequence[float], complexities: Sequence[int], rule: str, best: int,

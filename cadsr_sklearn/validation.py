@@ -131,4 +131,4 @@ def warn_if_small(n_rows: float, max_constants: int, weighted: bool = False) -> 
         f"the rows (max_constants={max(1, math.floor(n_rows) // ROWS_PER_CONSTANT)}) to search "
         "only what the data can determine; judge the choice on rows the fit did not see; and "
         "bring more rows where you can.",
-        SmallDataWarning, stacklevel=4)  # the caller of fit, past sklearn's _fit_context
+        SmallDataWarning, stacklevel=5)  # the caller of fit, past _fit and sklearn's _fit_context

@@ -93,7 +93,7 @@ def test_fit_show_predict_round_trip(model_file, data_csv, tmp_path, capsys):
     preds = tmp_path / "preds.csv"
     assert main(["predict", str(model_file), str(data_csv), "--out", str(preds)]) == 0
     got = pd.read_csv(preds)
-    assert list(got.columns) == ["prediction"] and len(got) == 60
+    assert list(got.columns) == ["y"] and len(got) == 60  # named after the target (--target y)
 
     # columns in another order, plus extra ones, still work; output to stdout
     df = pd.read_csv(data_csv)[["y", "b", "a"]]
@@ -102,8 +102,8 @@ def test_fit_show_predict_round_trip(model_file, data_csv, tmp_path, capsys):
     capsys.readouterr()
     assert main(["predict", str(model_file), str(shuffled)]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "prediction"
-    np.testing.assert_allclose([float(v) for v in lines[1:]], got["prediction"])
+    assert lines[0] == "y"
+    np.testing.assert_allclose([float(v) for v in lines[1:]], got["y"])
 
 
 def test_show_numbers_the_front_as_predict_index_takes_it(model_file, data_csv, tmp_path, capsys):
@@ -390,11 +390,12 @@ def test_predict_keeps_the_input_columns_and_takes_a_front_row(model_file, data_
     assert main(["predict", str(model_file), str(data_csv), "--keep-columns", "--index", "0",
                  "--out", str(out)]) == 0
     table = pd.read_csv(out)
-    assert list(table.columns) == ["a", "b", "y", "prediction"]
+    # the target's own column holds its true values: the predictions go beside it
+    assert list(table.columns) == ["a", "b", "y", "y_predicted"]
     import joblib
 
     model = joblib.load(model_file)
-    np.testing.assert_allclose(table["prediction"], model.predict(table[["a", "b"]], index=0))
+    np.testing.assert_allclose(table["y_predicted"], model.predict(table[["a", "b"]], index=0))
 
 
 def test_column_names_that_are_no_symbols_are_mapped_and_shown(tmp_path, capsys):

@@ -140,3 +140,95 @@ def test_column_names_sympy_reads_as_something_else_get_symbols():
     model = CADSRRegressor(n_epochs=2, **FAST).fit(X, np.e * X["E"] + X["mass"])
     text = str(model.expression_)
     assert sympy.sympify(text, locals={"E_": sympy.Symbol("E_")}) == model.expression_
+
+
+# ------------------------------------------------- choosing again after the fit
+def _fit(**params):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2.0, (120, 2))
+    y = 2 * X[:, 0] + X[:, 1] ** 2 + rng.normal(0, 0.05, 120)
+    return CADSRRegressor(n_epochs=5, **FAST, **params).fit(X, y), X
+
+
+def _chosen_view(model, X):
+    """Everything that follows model_selection, in comparable form."""
+    table = model.equations_
+    return (model.expression_, model.best_expression_.key, list(table["selected"]),
+            str(model.constants_), model.predict(X).tolist(), model.sympy(), model.latex(),
+            [r.selected for r in model.pareto_front_])
+
+
+def test_model_selection_can_change_after_fitting():
+    model, X = _fit()
+    assert model.selections_["reward"] == int(np.flatnonzero(model.equations_["selected"])[0])
+    for rule in ("accuracy", "score", "reward"):
+        assert model.set_params(model_selection=rule) is model
+        assert model.get_params()["model_selection"] == rule  # stored as given
+        fresh, _ = _fit(model_selection=rule)  # the search does not depend on the rule
+        assert _chosen_view(model, X) == _chosen_view(fresh, X)
+        assert model.selections_[rule] == int(np.flatnonzero(model.equations_["selected"])[0])
+
+
+def test_switching_to_cv_needs_a_fit_with_it():
+    from cadsr_sklearn.selection import SelectionError
+
+    model, X = _fit()
+    model.set_params(model_selection="cv")  # accepted, as scikit-learn's set_params does
+    with pytest.raises(SelectionError, match=r"refit.*model_selection='cv'"):
+        model.predict(X)
+    with pytest.raises(ValueError, match="refit"):
+        model.expression_
+    assert not hasattr(model, "best_expression_")  # absent, for hasattr and HTML displays
+    model.set_params(model_selection="nope")
+    with pytest.raises(ValueError, match="must be one of"):
+        model.sympy()
+    with_cv, _ = _fit(model_selection="cv")
+    cv_row = with_cv.selections_["cv"]
+    with_cv.set_params(model_selection="accuracy")
+    assert with_cv.selections_["accuracy"] == int(np.argmin(with_cv.equations_["loss"]))
+    with_cv.set_params(model_selection="cv")
+    assert with_cv.expression_ == with_cv.equations_["equation"][cv_row]
+
+
+def test_several_outputs_follow_the_parents_model_selection():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0.5, 2.0, (80, 2))
+    Y = np.c_[X[:, 0] * X[:, 1] + rng.normal(0, 0.05, 80), X[:, 0] + X[:, 1] ** 2]
+    model = CADSRRegressor(n_epochs=3, **FAST).fit(X, Y)
+    model.set_params(model_selection="accuracy")
+    for j, estimator in enumerate(model.estimators_):
+        last = int(np.argmin(estimator.equations_["loss"]))
+        assert estimator.model_selection == "accuracy"
+        assert model.expression_[j] == estimator.equations_["equation"][last]
+        np.testing.assert_array_equal(model.predict(X)[:, j],
+                                      estimator.equations_["expression"][last].evaluate(X))
+    model.model_selection = "reward"  # set directly: the parent's parameter still decides
+    assert model.expression_ == [e.pareto_front_[e.selections_["reward"]].equation
+                                 for e in model.estimators_]
+
+
+# ------------------------------------------------------------ one text, one row
+def _twins():
+    """Two trees that read the same at four digits, 2.000*x0, at k = 2 and 4."""
+    from cadsr_sklearn import Expression, Library
+    from cadsr_sklearn.scoring import Candidate
+
+    lib = Library(1)
+    simple = Expression.from_names(["mul", "c", "x0"], lib, [2.00001])
+    longer = Expression.from_names(["mul", "mul", "1", "c", "x0"], lib, [2.00002])
+    return [Candidate(simple, -2.0, 1e-3), Candidate(longer, -1.0, 9e-4)]
+
+
+@pytest.mark.parametrize("best", [0, 1])
+def test_two_rows_never_show_the_same_text(best):
+    from cadsr_sklearn.front import report_front
+
+    front = _twins()
+    X = np.linspace(0.5, 2.0, 30)[:, None]
+    y = 2.00001 * X[:, 0]
+    report = report_front(front, front[best], X, y, None, ["x0"], simplify=True, y_variance=1.0,
+                          model_selection="accuracy", const_fit_samples=1000)
+    assert [r.formula for r in report.rows] == ["2.0*x0"]
+    # the simpler tree, unless the other is τ*, which every rule must still find
+    assert report.rows[0].expression.key == front[best].expression.key
+    assert report.choices == {"reward": 0, "accuracy": 0, "score": 0, "cv": 0}

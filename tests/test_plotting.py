@@ -85,10 +85,8 @@ def test_predicted_vs_true_reports_r2_and_nan(fitted):
 
     # a formula undefined on part of the data: log(x0) with some x0 < 0
     broken = copy.deepcopy(model)
-    broken.best_expression_ = Expression.from_names(
-        ["log", "x0"], model.best_expression_.library, order="prefix"
-    )
-    broken.expression_ = broken.best_expression_.to_sympy()
+    log_x0 = Expression.from_names(["log", "x0"], model.best_expression_.library, order="prefix")
+    broken.predict = log_x0.evaluate  # the chosen formula's attributes are read-only
     X_neg = X.copy()
     X_neg[:5, 0] = -1.0
     fig = plotting.plot_predicted_vs_true(broken, X_neg, y)

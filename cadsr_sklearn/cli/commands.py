@@ -57,7 +57,7 @@ def cmd_demo(args) -> int:
     params.update(_hidden_params(args))
     model = CADSRRegressor(**params)
     start = time.perf_counter()
-    model.fit(_frame(X[:n_train], names), T[:n_train])
+    model.fit(_frame(X[:n_train], names), _series(T[:n_train], "T"))
     seconds = time.perf_counter() - start
     print()
     print_formula(model)
@@ -89,6 +89,7 @@ def cmd_demo(args) -> int:
             T_true[n_train:],
             Path(args.plots),
             y_train=T[:n_train],
+            data_name=f"the {len(X) - n_train} held-out rows (noise-free)",
         )
     return 0
 
@@ -99,6 +100,15 @@ def _frame(X, names):
     except ImportError:  # pandas is optional for the demo: fall back to x0, x1
         return X
     return pd.DataFrame(X, columns=names)
+
+
+def _series(y, name):
+    """``y`` named ``name``, which the model then calls its target (without pandas, y)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return y
+    return pd.Series(y, name=name)
 
 
 def compile_kernels() -> None:
@@ -140,7 +150,8 @@ def cmd_fit(args) -> int:
             "name or drop them"
         )
     df = numeric(df, args.data)
-    X, y = df.drop(columns=[args.target]), df[args.target].to_numpy(dtype=np.float64)
+    # y a named Series: the model keeps the target's name (target_names_) for what it shows
+    X, y = df.drop(columns=[args.target]), df[args.target].astype(np.float64)
     if X.shape[1] == 0:
         raise UsageError(f"{args.data}: no feature columns besides the target {args.target!r}")
     check_operators(args.binary, args.unary)
@@ -207,8 +218,14 @@ def cmd_fit(args) -> int:
     print_front(model)
     joblib.dump(model, args.out)
     print(f"\nSaved the model to {args.out}; apply it with: cadsr predict {args.out} NEW_DATA.csv")
-    if args.plots:
-        write_plots(model, X, y, Path(args.plots))
+    if args.plots:  # on the held-out rows when there are some, saying which rows they are
+        if held_out is not None and len(y_held_out) > 0:
+            write_plots(model, held_out, y_held_out, Path(args.plots), y_train=y,
+                        data_name=f"the {len(y_held_out)} held-out rows (--validation "
+                                  f"{args.validation:g})")
+        else:
+            write_plots(model, X, y, Path(args.plots),
+                        data_name=f"the training data ({len(y)} rows)")
     return 0
 
 
@@ -285,12 +302,10 @@ def cmd_predict(args) -> int:
         raise UsageError(str(err).splitlines()[0]) from None
     import pandas as pd
 
-    if args.keep_columns:
-        if "prediction" in table.columns:
-            raise UsageError(f"{args.data}: already has a column 'prediction'")
-        out = table.assign(prediction=pred)
-    else:
-        out = pd.DataFrame({"prediction": pred})
+    names = _prediction_columns(model, table.columns if args.keep_columns else ())
+    predicted = pd.DataFrame(np.reshape(pred, (len(pred), -1)), columns=names,
+                             index=table.index)
+    out = pd.concat([table, predicted], axis=1) if args.keep_columns else predicted
     n_nan = int(np.isnan(pred).sum())
     if args.out:
         out.to_csv(args.out, index=False)
@@ -304,6 +319,24 @@ def cmd_predict(args) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def _prediction_columns(model, taken) -> list[str]:
+    """The output columns of ``cadsr predict``: the targets' names (``target_names_``).
+
+    Where a name is already a column of the input (its true values, kept with
+    ``--keep-columns``), ``NAME_predicted``.
+    """
+    n_outputs = getattr(model, "n_outputs_", 1)
+    names = list(getattr(model, "target_names_", None) or [])
+    if len(names) != n_outputs:  # a model saved before it kept the names
+        names = ["y"] if n_outputs == 1 else [f"y{j}" for j in range(n_outputs)]
+    taken = {str(c) for c in taken}
+    names = [f"{n}_predicted" if n in taken else n for n in names]
+    clash = sorted(taken.intersection(names))
+    if clash:
+        raise UsageError(f"the input already has column(s) {clash} for the predictions")
+    return names
 
 
 def cmd_show(args) -> int:
@@ -399,6 +432,6 @@ def _load_model(path: str):
         ) from None
     except Exception as err:  # noqa: BLE001 - any unpickling failure means a bad file
         raise UsageError(f"{path}: not a saved cadsr model ({type(err).__name__})") from None
-    if not isinstance(model, CADSRRegressor) or not hasattr(model, "best_expression_"):
+    if not isinstance(model, CADSRRegressor) or "selections_" not in vars(model):
         raise UsageError(f"{path}: not a fitted CADSRRegressor (found {type(model).__name__})")
     return model

@@ -85,15 +85,17 @@ def print_run(model, seconds: float | None = None) -> None:
         print("(interrupted with Ctrl-C: the best formula found so far is kept)")
 
 
-def write_plots(model, X, y, folder: Path, y_train=None) -> None:
+def write_plots(model, X, y, folder: Path, y_train=None, data_name: str | None = None) -> None:
     """The PNG plots of :func:`cadsr_sklearn.plotting.save_all` in ``folder``, each path printed.
 
-    Without matplotlib, one line saying how to install it instead.
+    ``data_name`` says in the predicted-vs-true plot which rows ``X, y`` are (the
+    training data, held-out rows). Without matplotlib, one line saying how to
+    install it instead.
     """
     from .. import plotting
 
     try:
-        paths = plotting.save_all(model, X, y, folder, y_train=y_train)
+        paths = plotting.save_all(model, X, y, folder, y_train=y_train, data_name=data_name)
     except ImportError:
         print("\n(matplotlib is not installed, so no plots: pip install 'cadsr-sklearn[plot]')")
         return

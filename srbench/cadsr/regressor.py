@@ -24,6 +24,7 @@ import numpy as np
 import sympy
 
 from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.selection import RULES
 
 __all__ = [
     "est",
@@ -160,21 +161,17 @@ def complexity(est) -> int:
     return sum(1 for _ in sympy.preorder_traversal(_printable_numbers(est.expression_)))
 
 
-def _front_rows(est) -> list[dict]:
-    """The Pareto-front rows of ``est.equations_``, simplest first."""
-    table = est.equations_
-    return table if isinstance(table, list) else table.to_dict("records")
+def _with_row(est, row):
+    """A copy of the fitted ``est`` whose formula is the front row ``row``.
 
-
-def _with_expression(est, row: dict):
-    """A copy of the fitted ``est`` that predicts with the front member ``row``.
-
-    A shallow copy shares the read-only fitted tables (history, front); only
-    the two attributes ``predict`` and ``model`` read are replaced.
+    ``est``'s chosen formula (``expression_``, ``predict``) is read from its
+    front and the row each rule of ``model_selection`` chooses; the copy's front
+    is the one row, which every rule then chooses. A shallow copy shares the
+    read-only fitted record (history, settings).
     """
     member = copy.copy(est)
-    member.best_expression_ = row["expression"]
-    member.expression_ = row["equation"]
+    member._front_rows = [row]
+    member.selections_ = dict.fromkeys(RULES, 0)
     return member
 
 
@@ -185,15 +182,15 @@ def get_population(est) -> list:
     front is longer than 100, 100 members evenly spread over it are kept, always
     including the selected formula.
     """
-    front = _front_rows(est)
+    front = est.pareto_front_
     if len(front) > 100:
         keep = set(np.linspace(0, len(front) - 1, 100).round().astype(int).tolist())
-        selected = [i for i, row in enumerate(front) if row["selected"]]
+        selected = [i for i, row in enumerate(front) if row.selected]
         if selected and selected[0] not in keep:
             keep.discard(min(keep, key=lambda i: abs(i - selected[0])))
             keep.add(selected[0])
         front = [front[i] for i in sorted(keep)]
-    return [_with_expression(est, row) for row in front]
+    return [_with_row(est, row) for row in front]
 
 
 def get_best_solution(est):
