@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import sympy
 
-__all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits",
-           "r2_from_loss", "round_floats", "rounded_latex", "symbol_names", "sympy_values",
-           "column_labels", "target_names", "labelled_text"]
+__all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits", "lambdified",
+           "r2_from_loss", "round_floats", "rounded_float", "rounded_latex", "symbol_names",
+           "sympy_values", "column_labels", "target_names", "labelled_text"]
 
 DISPLAY_RTOL = 1e-3
 """A displayed form may move no training prediction by more than this times the largest |ŷ|."""
@@ -57,6 +57,11 @@ def _decimal(value: float, digits: int) -> str:
     return f"{value:.{digits}g}"
 
 
+def rounded_float(value: float, digits: int) -> sympy.Float:
+    """``value`` as the decimal number of ``digits`` significant digits it is shown as."""
+    return sympy.Float(_decimal(float(value), digits), digits)
+
+
 def round_floats(expr: sympy.Expr, digits: int) -> sympy.Expr:
     """``expr`` with every float to ``digits`` significant digits (integers, π, … untouched).
 
@@ -64,20 +69,24 @@ def round_floats(expr: sympy.Expr, digits: int) -> sympy.Expr:
     form evaluates to is what a reader of it computes. An exponent that rounds to
     an integer is that integer: ``x`` rather than ``x**1.0``.
     """
-    rounded = expr.xreplace({f: sympy.Float(_decimal(float(f), digits), digits)
-                             for f in expr.atoms(sympy.Float)})
+    rounded = expr.xreplace({f: rounded_float(f, digits) for f in expr.atoms(sympy.Float)})
     return rounded.replace(
         lambda e: e.is_Pow and e.exp.is_Float and float(e.exp).is_integer(),
         lambda e: e.base ** int(e.exp))
 
 
-def _lambdified(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], parameters=()):
-    """NumPy function of (one column per symbol, *parameters) computing ``expr``, features real."""
+def lambdified(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], parameters=(),
+               modules="numpy"):
+    """NumPy function of (one column per symbol, *parameters) computing ``expr``, features real.
+
+    ``modules`` as :func:`sympy.lambdify` takes them (``["scipy", "numpy"]`` for
+    ``erf``, ``gamma``…).
+    """
     # Dummies, not Symbols of the same names: in the code lambdify writes, a feature
     # called ``pi`` or ``sin`` would shadow SymPy's.
     real = [sympy.Dummy(s.name, real=True) for s in symbols]
     return sympy.lambdify([*real, *parameters], expr.xreplace(dict(zip(symbols, real))),
-                          modules="numpy")
+                          modules=modules)
 
 
 def _real_values(values, n: int) -> np.ndarray:
@@ -98,7 +107,7 @@ def sympy_values(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], X: np.ndarra
     raises ``ValueError``. No warning escapes.
     """
     with np.errstate(all="ignore"):
-        return _real_values(_lambdified(expr, symbols)(*_columns(X)), X.shape[0])
+        return _real_values(lambdified(expr, symbols)(*_columns(X)), X.shape[0])
 
 
 def _agrees(values: np.ndarray, reference: np.ndarray, rtol: float) -> bool:
@@ -151,7 +160,7 @@ def faithful_digits(
     parameters = [sympy.Dummy() for _ in floats]
     try:
         # one compiled function, called with the floats rounded to each number of digits
-        f = _lambdified(expr.xreplace(dict(zip(floats, parameters))), symbols, parameters)
+        f = lambdified(expr.xreplace(dict(zip(floats, parameters))), symbols, parameters)
         columns = _columns(X)
         with np.errstate(all="ignore"):
             if reference is None:

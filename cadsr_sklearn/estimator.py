@@ -41,7 +41,6 @@ from .scoring import Candidate, HallOfFame
 from .search import build_search
 from .selection import chosen_row
 from .training import SearchResult
-from .uncertainty import ConstantUncertainty
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
                          frequency_weighted, warn_if_small, with_numeric_hint)
 
@@ -272,7 +271,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``complexity`` (k), ``loss`` (training MSE), ``r2`` (training R²),
         ``reward``, ``criterion``, ``equation`` (SymPy, full precision),
         ``formula`` (readable text, faithful digits), ``constant_errors``
-        (standard errors, BFS order), ``selected`` (the row
+        (standard errors of the numbers the formula shows, as ``constants_``
+        names them: ``c0, c1, …``), ``selected`` (the row
         ``model_selection`` chose) and ``expression`` (the token tree).
         ``expression_``, ``best_expression_``, ``equations_``,
         ``pareto_front_`` and ``constants_`` are read from the fitted front
@@ -280,14 +280,24 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         cannot be assigned.
     pareto_front_ : list of FrontRow
         The same rows as typed records (:class:`~cadsr_sklearn.front.FrontRow`),
-        each with its constants' covariance: what programs read, where
-        ``equations_`` is the table people read.
+        each with the covariance of its tree's constants (``uncertainty``, BFS
+        order), that of the constants its formula is shown with
+        (``constants``), and the tree before snapping: what programs read,
+        where ``equations_`` is the table people read.
     constants_ : pandas.DataFrame or list of dict
-        The constants of the selected tree, one row each: ``name`` (``c0,
-        c1, …`` in BFS order), ``value``, ``std_error``, the 95 % confidence
-        interval ``ci_low``, ``ci_high`` and ``fixed`` (snapped: no standard
-        error); see :ref:`constant-uncertainty`. The intervals take the
-        formula as given, not the search that chose it.
+        The numbers of the selected formula as :attr:`expression_` and
+        ``equations_["formula"]`` show it (not those of the tree behind it),
+        one row each; see :ref:`constant-uncertainty`. First its constants:
+        ``name`` (``c0, c1, …`` in the order the formula's text shows them),
+        ``shown`` (as the text rounds it, with its sign), ``value`` (full
+        precision), ``std_error`` and the 95 % confidence interval ``ci_low``,
+        ``ci_high``, ``fixed`` False. Then each number fixed to a simple one,
+        by snapping or because it was round-off away from one (``name`` ``s0,
+        s1, …``, ``shown`` exact, such as ``1/2`` or ``2*pi``, ``fixed``
+        True): no standard error, but ``fitted_value``, ``fitted_ci_low`` and
+        ``fitted_ci_high``, its value and 95 % interval as fitted before it
+        was fixed (NaN in the constants' rows). The intervals take the formula
+        as given, not the search that chose it.
     selections_ : dict of str to int
         The row of the front each rule of ``model_selection`` chooses
         (``"cv"`` only after a fit with it, or for a front of one row): what
@@ -572,7 +582,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             result.hall_of_fame.pareto_front(keep=result.best), result.best, X, y,
             sample_weight, self.symbol_names_, simplify=self.simplify, y_variance=y_variance,
             model_selection=self.model_selection, const_fit_samples=self.const_fit_samples,
-            fitted_rows=fitted_rows)
+            fitted_rows=fitted_rows, snapped_from=result.snapped_from)
         # the chosen formula's attributes (expression_, constants_…) are read from these
         self._front_rows, self.selections_ = report.rows, report.choices
         self.unsnapped_expression_ = result.unsnapped.expression
@@ -635,7 +645,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     @staticmethod
     def _constants_table(row: FrontRow):
         """``constants_``: one row per constant of ``row``'s formula."""
-        return as_table(constant_rows(row.uncertainty), CONSTANT_COLUMNS)
+        return as_table(constant_rows(row), CONSTANT_COLUMNS)
 
     def _output_rows(self, index):
         """``index`` for :func:`per_output`: without one, each output's row by this
@@ -703,8 +713,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             Also return the standard error of each prediction, by the delta
             method (:ref:`constant-uncertainty`): the uncertainty of the
             formula's value at ``X`` given its form, not that of a new
-            observation. 0 for a formula without fitted constants; NaN where
-            the prediction is.
+            observation; the same for the tree and for the displayed form,
+            reparametrised. When snapping fixed every constant, that of the
+            fit before snapping (the data pin the value down no better for
+            the snap). 0 for a formula that never had fitted constants; NaN
+            where the prediction is.
 
         Returns
         -------
@@ -728,14 +741,14 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         y = np.where(np.isfinite(y), y, np.nan)
         if not return_std:
             return y
-        std = self._uncertainty_of(expression).prediction_std(expression, X)
+        std = self._front_row_of(expression).prediction_std(X)
         return y, np.where(np.isnan(y), np.nan, std)
 
-    def _uncertainty_of(self, expression: Expression) -> ConstantUncertainty:
-        """The covariance of the constants of ``expression``, a tree of ``equations_``."""
+    def _front_row_of(self, expression: Expression) -> FrontRow:
+        """The row of ``equations_`` whose tree ``expression`` is, with its covariances."""
         for row in self.pareto_front_:
             if row.expression.key == expression.key:
-                return row.uncertainty
+                return row
         raise ValueError("No standard errors for this formula: it is not a row of equations_.")
 
     def score(self, X, y, sample_weight=None) -> float:

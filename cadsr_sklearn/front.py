@@ -3,19 +3,20 @@
 After the search, :func:`report_front` turns the front (simplest first) into
 the rows of ``equations_``: each formula in SymPy and the feature names (with
 ``simplify``, its shortest form equal to it on the training rows), the digits
-that show it faithfully (:mod:`cadsr_sklearn.display`), the standard errors of
-its constants (:mod:`cadsr_sklearn.uncertainty`), and which row
-``model_selection`` chose (:mod:`cadsr_sklearn.selection`), and the row each
+that show it faithfully (:mod:`cadsr_sklearn.display`), the covariance of its
+tree's constants (:mod:`cadsr_sklearn.uncertainty`) and the standard errors of
+the constants it is shown with (:mod:`cadsr_sklearn.shown_constants`), which
+row ``model_selection`` chose (:mod:`cadsr_sklearn.selection`), and the row each
 rule would choose, so that the choice can follow ``model_selection`` after the
 fit. Two trees that read as one formula, or that show the same text, are
-reported once. :func:`as_table` makes the rows a
-pandas DataFrame where pandas is installed; :func:`constant_rows` are the
-rows of ``constants_``.
+reported once. :func:`as_table` makes the rows a pandas DataFrame where pandas
+is installed; :func:`constant_rows` are the rows of ``constants_``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -25,15 +26,13 @@ from .display import faithful_digits, r2_from_loss, round_floats
 from .expression import Expression
 from .scoring import Candidate
 from .selection import RULES, cross_validated_errors, select
+from .shown_constants import CONSTANT_COLUMNS, ShownConstants, shown_constants
 from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 
 __all__ = ["FrontRow", "FrontReport", "report_front", "formula", "as_table", "row_position",
            "candidate_rows", "CANDIDATE_COLUMNS",
            "constant_rows", "CONSTANT_COLUMNS"]
-
-#: The columns of ``constants_``.
-CONSTANT_COLUMNS = ["name", "value", "std_error", "ci_low", "ci_high", "fixed"]
 
 
 @dataclass(frozen=True)
@@ -49,13 +48,31 @@ class FrontRow:
     formula: str  # readable: as few digits as still predict the same on the training rows
     expression: Expression  # the tree, which predict evaluates
     digits: int  # the significant digits ``formula`` shows
-    uncertainty: ConstantUncertainty  # its constants' covariance
+    uncertainty: ConstantUncertainty  # the tree's constants' covariance (BFS order)
+    constants: ShownConstants  # the constants ``equation`` shows, with their covariance
     selected: bool = False  # the row ``model_selection`` chose
     cv_loss: float | None = None  # with ``model_selection="cv"``: cross-validated MSE
+    unsnapped: Expression | None = None  # the tree before snapping, where snapping fixed any
+    unsnapped_uncertainty: ConstantUncertainty | None = None  # and its constants' covariance
 
     @property
     def constant_errors(self) -> tuple[float, ...]:
-        return tuple(self.uncertainty.standard_errors.tolist())
+        """Standard errors of the displayed formula's constants (``c0, c1, …``)."""
+        return tuple(self.constants.standard_errors.tolist())
+
+    def prediction_std(self, X: np.ndarray) -> np.ndarray:
+        """(n,) standard error of the formula's value at the rows of ``X`` (delta method).
+
+        With the tree's covariance, which on the training rows gives what the
+        displayed form's gives (the same function, reparametrised). When
+        snapping fixed every constant, the fit before snapping's: the value is
+        then no less uncertain than the data left it, though no constant is
+        fitted any more.
+        """
+        if (not self.expression.n_fitted and self.unsnapped is not None
+                and self.unsnapped.n_fitted):
+            return self.unsnapped_uncertainty.prediction_std(self.unsnapped, X)
+        return self.uncertainty.prediction_std(self.expression, X)
 
     def record(self) -> dict:
         """The row as ``equations_`` shows it."""
@@ -82,7 +99,8 @@ class FrontReport:
 def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, names: list[str], *, simplify: bool,
                  y_variance: float, model_selection: str, const_fit_samples: int,
-                 fitted_rows: Callable[[Candidate], np.ndarray] | None = None) -> FrontReport:
+                 fitted_rows: Callable[[Candidate], np.ndarray] | None = None,
+                 snapped_from: Mapping[tuple, Candidate] | None = None) -> FrontReport:
     """The report of the Pareto ``front`` (simplest first), τ* = ``best`` among it.
 
     ``names`` are the features' symbols; ``y_variance`` the training targets'
@@ -90,7 +108,8 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
     rows get a ``cv_loss`` column (constants refitted on at most
     ``const_fit_samples`` rows of each fold). ``fitted_rows(candidate)`` gives the
     rows a row's constants were fitted on, where their uncertainty is taken (all
-    rows when None).
+    rows when None). ``snapped_from`` maps the key of a formula snapping changed
+    to the formula before (the search's ``SearchResult.snapped_from``).
     """
     symbols = [sympy.Symbol(n) for n in names]
     rows: list[FrontRow] = []
@@ -110,11 +129,21 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
                 continue
             del rows[twin]
         seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
+        before = (snapped_from or {}).get(c.expression.key)
+        unsnapped = None
+        if before is not None:
+            unsnapped = (before.expression, constant_uncertainty(
+                before.expression, X, y, sample_weight,
+                None if fitted_rows is None else fitted_rows(before)))
         rows.append(FrontRow(
             complexity=c.complexity, loss=c.loss, r2=r2_from_loss(c.loss, y_variance),
             reward=c.reward, criterion=c.criterion, equation=equation,
             formula=text, expression=c.expression, digits=d,
-            uncertainty=constant_uncertainty(c.expression, X, y, sample_weight, seen)))
+            uncertainty=constant_uncertainty(c.expression, X, y, sample_weight, seen),
+            constants=shown_constants(equation, d, c.expression, names, X, y, sample_weight,
+                                      seen, unsnapped),
+            unsnapped=None if unsnapped is None else unsnapped[0],
+            unsnapped_uncertainty=None if unsnapped is None else unsnapped[1]))
     cv_errors = None
     if model_selection == "cv":
         cv_errors = cross_validated_errors([r.expression for r in rows], X, y,
@@ -183,10 +212,8 @@ def candidate_rows(candidates, names: list[str]) -> list[dict]:
             for c in ranked]
 
 
-def constant_rows(uncertainty: ConstantUncertainty, level: float = 0.95) -> list[dict]:
-    """One row per constant of the tree (``c0, c1, …``, BFS order) for ``constants_``."""
-    errors, intervals = uncertainty.standard_errors, uncertainty.intervals(level)
-    return [dict(zip(CONSTANT_COLUMNS, (f"c{k}", float(value), float(errors[k]),
-                                        float(intervals[k, 0]), float(intervals[k, 1]),
-                                        bool(uncertainty.fixed[k]))))
-            for k, value in enumerate(uncertainty.values)]
+def constant_rows(row: FrontRow, level: float = 0.95) -> list[dict]:
+    """The rows of ``constants_`` for the front's ``row``: the constants its formula is
+    shown with (``c0, c1, …`` as its text reads), then the numbers fixed to simple ones
+    (``s0, s1, …``) with their intervals before (see :mod:`cadsr_sklearn.shown_constants`)."""
+    return [asdict(r) for r in row.constants.rows(level)]

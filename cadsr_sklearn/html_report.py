@@ -7,8 +7,10 @@ It holds
 
 - the chosen formula, as MathML (which browsers render natively) with its
   text and LaTeX beneath, its complexity, training error and R²;
-- the constants of :attr:`~cadsr_sklearn.CADSRRegressor.constants_` with
-  their standard errors and confidence intervals;
+- the constants of :attr:`~cadsr_sklearn.CADSRRegressor.constants_` (the
+  numbers of the formula as displayed) with their standard errors and
+  confidence intervals, and the numbers fixed to simple ones with their
+  intervals before;
 - the Pareto front of :attr:`~cadsr_sklearn.CADSRRegressor.equations_`, one
   row per formula, the chosen one marked;
 - the three plots of :mod:`cadsr_sklearn.plotting` as inline SVG: Pareto
@@ -287,22 +289,34 @@ def _run_facts(estimator) -> str:
 
 
 def _constants_table(estimator) -> str:
-    """``constants_`` as a table: value, standard error, interval, whether snapped."""
+    """``constants_`` as a table: the displayed formula's constants with their intervals,
+    then the numbers fixed to simple ones with what the fit said before."""
     chosen = next(row for row in estimator.pareto_front_ if row.selected)
-    rows = constant_rows(chosen.uncertainty)
+    rows = constant_rows(chosen)
     if not rows:
         return "<p class=\"muted\">The formula has no fitted constants.</p>"
-    labels = {"name": "constant", "value": "value", "std_error": "std. error",
-              "ci_low": "95 % CI low", "ci_high": "95 % CI high",
-              "fixed": "fixed by snapping"}
-    columns = list(rows[0])
-    head = "".join(f"<th{_left(c == 'name')}>{_e(labels.get(c, c))}</th>" for c in columns)
-    body = "\n".join(
-        "<tr>" + "".join(_cell(c, r[c]) for c in columns) + "</tr>" for r in rows
-    )
-    caption = ("Standard errors and intervals from the Jacobian at the fitted optimum "
-               "(see <code>constants_</code>); a fixed constant was snapped to a simple "
-               "number and has none, an infinite error marks one the data cannot pin down.")
+    any_fixed = any(r["fixed"] for r in rows)
+    head = ("<th class=\"left\">constant</th><th class=\"left\">as shown</th><th>value</th>"
+            "<th>std. error</th><th>95 % interval</th>"
+            "<th title=\"fixed to a simple number: no parameter\">fixed</th>")
+    if any_fixed:  # else the columns about fixed numbers say nothing
+        head += "<th>as fitted before</th><th>its 95 % interval</th>"
+    lines = []
+    for r in rows:
+        cells = [_cell("name", r["name"]), _cell("shown", r["shown"]), _cell("value", r["value"]),
+                 _cell("std_error", r["std_error"]), _interval_cell(r["ci_low"], r["ci_high"]),
+                 _cell("fixed", r["fixed"])]
+        if any_fixed:
+            cells += [_cell("fitted_value", r["fitted_value"]),
+                      _interval_cell(r["fitted_ci_low"], r["fitted_ci_high"])]
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    body = "\n".join(lines)
+    caption = ("The numbers of the formula as displayed (c0, c1, … in the order its text "
+               "shows them), with standard errors and intervals from its Jacobian on the rows "
+               "the constants were fitted on (see <code>constants_</code>). A number fixed to "
+               "a simple one (s0, s1, …, by snapping or as round-off from one) is no "
+               "parameter and has none; its value and interval as fitted before are given. "
+               "An infinite error marks a constant the data cannot pin down.")
     return (f"<div class=\"scroll\"><table><caption>{caption}</caption>\n<tr>{head}</tr>\n"
             f"{body}\n</table></div>")
 
@@ -590,6 +604,13 @@ def _cell(column: str, value) -> str:
         spec = ".3g" if column == "std_error" else ".6g"
         return f"<td class=\"num\">{_num(value, spec)}</td>"
     return f"<td class=\"left mono\">{_e(value)}</td>"
+
+
+def _interval_cell(low, high) -> str:
+    """An interval's ends to six digits, as ``[low, high]``; a dash when there is none."""
+    if np.isnan(low) and np.isnan(high):
+        return f"<td class=\"num\">{_num(low)}</td>"
+    return f"<td class=\"num\">[{_num(low, '.6g')}, {_num(high, '.6g')}]</td>"
 
 
 def _facts(pairs) -> str:

@@ -143,6 +143,9 @@ class SearchResult:
     best: Candidate | None
     hall_of_fame: HallOfFame
     unsnapped: Candidate | None = None  # τ* before snapping (after pruning)
+    # every snapped formula's fit before snapping, by the snapped one's key: where the
+    # intervals of the constants snapping fixed come from
+    snapped_from: dict = field(default_factory=dict)
     history: list[dict] = field(default_factory=list)
     n_epochs: int = 0
     n_evaluations: int = 0
@@ -442,16 +445,20 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     rows = scorer.reward.n_samples  # S: with frequency weights, their sum
     try:
         best = snap(result.best, polish, max_loss, n_samples=rows)
-        others = []
+        others, members = [], []
         for member in result.hall_of_fame.pareto_front():
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if member.expression.key != result.best.expression.key and member.expression.n_fitted:
                 others.append(snap(member, polish, max_loss, deadline, n_samples=rows))
+                members.append(member)
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"
         return
+    result.snapped_from = {c.expression.key: member for c, member in
+                           zip([best, *others], [result.best, *members])
+                           if c.expression.key != member.expression.key}
     dominating = [c for c in others if c.complexity <= best.complexity and c.loss < best.loss
                   and c.loss <= max_loss]
     if dominating:

@@ -28,22 +28,37 @@ identifiable combinations their right variance. With no degrees of freedom
 left (n ≤ q) nothing can be estimated and every standard error is NaN.
 These intervals are conditional on the formula: they do not count the search
 that chose it.
+
+The same computation applies to any formula written in SymPy, its floats
+taken as the parameters (:func:`form_uncertainty`): the reported formula, once
+simplified, is a reparametrisation of the tree (``c0*sqrt(c1*x)`` reads
+``k*sqrt(x)``), and its own numbers' standard errors come from its own
+Jacobian, taken symbolically (numerically where SymPy cannot differentiate a
+function). Where the two have as many constants, these are the delta-method
+transforms of the tree's (s² (JᵀWJ)⁻¹ is invariant to the parametrisation);
+where simplification merged constants, the form has fewer, and n − q more
+degrees of freedom.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 from scipy import stats
 
+from .display import lambdified
 from .expression import Expression
 
-__all__ = ["ConstantUncertainty", "constant_uncertainty"]
+__all__ = ["ConstantUncertainty", "constant_uncertainty", "form_uncertainty"]
 
 # Singular values below this fraction of the largest are taken as zero: directions of
 # the constants that the data do not determine.
 _RCOND = 1e-10
+
+_MODULES = ["scipy", "numpy"]  # what a SymPy formula is evaluated with
 
 
 @dataclass(frozen=True)
@@ -115,26 +130,122 @@ def constant_uncertainty(expression: Expression, X: np.ndarray, y: np.ndarray,
     ``rows`` (indices) are the rows the constants were fitted on, all of them
     when None. Rows with zero weight do not count as observations.
     """
+    X, y, w = _fitted_data(X, y, sample_weight, rows)
+    fixed = expression.fixed.copy()
+    with np.errstate(all="ignore"):
+        residuals = y - expression.evaluate(X)
+    J = _fitted_jacobian(expression, X, fixed) if fixed.sum() < len(fixed) else None
+    return _from_jacobian(expression.constants.copy(), fixed, J, residuals, w)
+
+
+def form_uncertainty(form: sympy.Expr, parameters: Sequence[sympy.Symbol],
+                     values: Sequence[float], features: Sequence[sympy.Symbol], X: np.ndarray,
+                     y: np.ndarray, sample_weight: np.ndarray | None = None,
+                     rows: np.ndarray | None = None) -> ConstantUncertainty:
+    """The covariance of the ``parameters`` of a SymPy formula fitted to ``(X, y)``.
+
+    Parameters
+    ----------
+    form : sympy.Expr
+        The formula, in the ``features`` (one per column of ``X``) and the
+        ``parameters``.
+    parameters : sequence of sympy.Symbol
+        Its constants, taken as fitted, at ``values``.
+    values : sequence of float
+    features : sequence of sympy.Symbol
+    X, y, sample_weight, rows
+        As in :func:`constant_uncertainty`: the rows the constants were
+        fitted on, and their weights.
+
+    Returns
+    -------
+    ConstantUncertainty
+        Over the parameters, in their order, none fixed. Every standard error is
+        NaN when NumPy cannot evaluate ``form``.
+    """
+    X, y, w = _fitted_data(X, y, sample_weight, rows)
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    q = len(values)
+    try:
+        prediction, J = _form_jacobian(form, list(parameters), values, list(features), X)
+    except Exception:  # noqa: BLE001 - a form NumPy cannot evaluate has no residuals
+        prediction, J = np.full(len(y), np.nan), np.full((q, len(y)), np.nan)
+    return _from_jacobian(values, np.zeros(q, dtype=bool), J if q else None, y - prediction, w)
+
+
+def _fitted_data(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None,
+                 rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(X, y, weights) on the rows the constants were fitted on; unit weights by default."""
     if rows is not None:
         X, y = X[rows], y[rows]
         sample_weight = None if sample_weight is None else sample_weight[rows]
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, np.float64)
-    fixed = expression.fixed.copy()
+    return X, y, w
+
+
+def _from_jacobian(values: np.ndarray, fixed: np.ndarray, J: np.ndarray | None,
+                   residuals: np.ndarray, w: np.ndarray) -> ConstantUncertainty:
+    """The uncertainty of constants ``values`` whose fitted ones have the (q, n) Jacobian
+    ``J`` (NaN where undefined; None when q = 0), at these residuals and weights."""
     q = int((~fixed).sum())
-    n = int(np.count_nonzero(w > 0))
-    dof = n - q
+    dof = int(np.count_nonzero(w > 0)) - q
     with np.errstate(all="ignore"):
-        residuals = y - expression.evaluate(X)
         s2 = float(np.sum(w * residuals**2) / dof) if dof > 0 else np.nan
     if q == 0:
-        return ConstantUncertainty(expression.constants.copy(), fixed, np.zeros((0, 0)),
-                                   np.zeros(0, dtype=bool), s2, dof)
-    J = _fitted_jacobian(expression, X, fixed).T * np.sqrt(w)[:, None]  # (n, q), √W J
-    covariance, identifiable = _scaled_pseudo_inverse(J, s2)
-    return ConstantUncertainty(expression.constants.copy(), fixed, covariance, identifiable, s2,
-                               dof)
+        return ConstantUncertainty(values, fixed, np.zeros((0, 0)), np.zeros(0, dtype=bool), s2,
+                                   dof)
+    covariance, identifiable = _scaled_pseudo_inverse(J.T * np.sqrt(w)[:, None], s2)  # √W J
+    return ConstantUncertainty(values, fixed, covariance, identifiable, s2, dof)
+
+
+def _form_jacobian(form: sympy.Expr, parameters: list[sympy.Symbol], values: np.ndarray,
+                   features: list[sympy.Symbol], X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``form`` (n,) and its (q, n) Jacobian in the ``parameters`` at the rows of ``X``,
+    NaN where either is not finite (or not real)."""
+    # Real symbols: the derivative of |c·x| is then sign(c·x)·x, not a formula in re and im
+    real_features = [sympy.Dummy(s.name, real=True) for s in features]
+    real_parameters = [sympy.Dummy(p.name, real=True) for p in parameters]
+    form = form.xreplace({**dict(zip(features, real_features)),
+                          **dict(zip(parameters, real_parameters))})
+    columns = [np.ascontiguousarray(X[:, j]) for j in range(X.shape[1])]
+    n = X.shape[0]
+
+    def as_rows(values) -> np.ndarray:
+        values = np.asarray(values)
+        if np.iscomplexobj(values) or values.dtype == object:
+            raise ValueError("the formula is not real-valued on these rows")
+        out = np.array(np.broadcast_to(values.astype(np.float64), (n,)))
+        out[~np.isfinite(out)] = np.nan
+        return out
+
+    # SciPy first: the special functions of user operators (erf, gamma) are SciPy's
+    f = lambdified(form, real_features, real_parameters, _MODULES)
+    with np.errstate(all="ignore"):
+        prediction = as_rows(f(*columns, *values))
+        try:
+            gradient = sympy.Tuple(*(sympy.diff(form, p) for p in real_parameters))
+            if gradient.has(sympy.Derivative, sympy.Subs):
+                raise ValueError("SymPy cannot differentiate a function of the formula")
+            g = lambdified(gradient, real_features, real_parameters, _MODULES)
+            J = np.array([as_rows(d) for d in g(*columns, *values)]).reshape(len(values), n)
+        except Exception:  # noqa: BLE001 - a function SymPy cannot differentiate: numerically
+            J = _central_differences(lambda v: as_rows(f(*columns, *v)), values, n)
+    J[:, np.isnan(prediction)] = np.nan  # where the formula is undefined it has no gradient
+    return prediction, J
+
+
+def _central_differences(f, values: np.ndarray, n: int) -> np.ndarray:
+    """(q, n) central differences of ``f`` at ``values``, steps ∛ε relative (the optimum for
+    an O(h²) scheme evaluated to round-off; absolute at 0)."""
+    J = np.empty((len(values), n))
+    for j, v in enumerate(values):
+        h = np.cbrt(np.finfo(float).eps) * (abs(v) or 1.0)
+        up, down = values.copy(), values.copy()
+        up[j], down[j] = v + h, v - h
+        J[j] = (f(up) - f(down)) / (up[j] - down[j])
+    return J
 
 
 def _fitted_jacobian(expression: Expression, X: np.ndarray, fixed: np.ndarray) -> np.ndarray:

@@ -1,10 +1,12 @@
 """How sure are the constants? Standard errors, confidence intervals, prediction errors.
 
 Noisy measurements of a decay, y = 2.5·exp(−0.8·t) + noise. After the fit,
-``constants_`` lists every fitted constant with its standard error and 95 %
-confidence interval, and ``predict(X, return_std=True)`` gives the standard
-error of the formula's value at new points: relative to the value, small
-inside the data and growing outside it.
+``constants_`` lists every number of the formula as it is displayed with its
+standard error and 95 % confidence interval (and a number snapping fixed to a
+simple one, such as −4/5, with the interval it was fitted with), and
+``predict(X, return_std=True)`` gives the standard error of the formula's
+value at new points: relative to the value, small inside the data and growing
+outside it.
 
 Run:  python examples/constant_uncertainty.py    (a 15 s search)
 """
@@ -23,15 +25,22 @@ rng = np.random.default_rng(0)
 t = rng.uniform(0, 4, size=(150, 1))
 y = 2.5 * np.exp(-0.8 * t[:, 0]) + rng.normal(0, 0.05, 150)
 
-# snap_constants=False keeps every constant fitted: snapping may fix -0.8 to the simple
-# number it is, and a fixed constant has no standard error (``fixed`` in the table)
 model = CADSRRegressor(binary_operators=("add", "mul"), unary_operators=("exp", "neg"),
-                       snap_constants=False, device="cpu", random_state=0, **BUDGET)
+                       device="cpu", random_state=0, **BUDGET)
 model.fit(t, y)
 print("formula:", model.expression_)
-print("as fitted, with its constants named:",
-      model.best_expression_.to_sympy(model.symbol_names_, symbolic_constants=True))
-print(model.constants_)
+chosen = next(row for row in model.pareto_front_ if row.selected)
+print("with its constants named:", chosen.constants.form)
+# c0, c1, … are the formula's own numbers; s0, s1, … numbers fixed to simple ones (snapping
+# may fix -0.8 to the -4/5 it is): no standard error, but fitted_value and its interval
+# say what the data gave before (snap_constants=False keeps every constant fitted)
+for c in chosen.constants.rows():
+    if c.fixed:
+        print(f"{c.name} = {c.shown}: fixed; fitted {c.fitted_value:.6g}, "
+              f"95 % [{c.fitted_ci_low:.6g}, {c.fitted_ci_high:.6g}]")
+    else:
+        print(f"{c.name} = {c.shown}: {c.value:.6g} ± {c.std_error:.2g}, "
+              f"95 % [{c.ci_low:.6g}, {c.ci_high:.6g}]")
 
 grid = np.array([[1.0], [3.0], [6.0]])  # the last is outside the data (t ≤ 4)
 y_pred, y_std = model.predict(grid, return_std=True)

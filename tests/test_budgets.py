@@ -173,14 +173,15 @@ def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(monk
     state = search.state
     members = {c.expression.key: c for c in [*state.hall_of_fame.by_complexity.values(),
                                              state.best]}
-    fits = [(row, members[row["expression"].key]) for row in model.equations_.to_dict("records")]
+    fits = [(row, members[row.expression.key]) for row in model.pareto_front_]
     assert [member.screened for _, member in fits] == [True, True, False]
     for row, member in fits:
         rows = search.scorer.fitted_rows(member)
         assert len(rows) == (64 if member.screened else 400)
         np.testing.assert_array_equal(
-            row["constant_errors"],
-            constant_uncertainty(row["expression"], X, y, rows=rows).standard_errors)
+            row.uncertainty.standard_errors,
+            constant_uncertainty(row.expression, X, y, rows=rows).standard_errors)
+        assert row.constants.uncertainty.dof == len(rows) - len(row.constants.names)
 
 
 def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):

@@ -10,7 +10,9 @@ from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor, Expression, Library, checkpoint
 from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.uncertainty import constant_uncertainty
+from cadsr_sklearn.front import CONSTANT_COLUMNS
+from cadsr_sklearn.shown_constants import shown_constants
+from cadsr_sklearn.uncertainty import constant_uncertainty, form_uncertainty
 
 LIBRARY = Library(1, ("add", "mul"), ("exp",), use_constants=True, use_one=False)
 A, B = 2.0, -0.7  # y = A·exp(B·x)
@@ -95,13 +97,18 @@ def model():
 def test_the_estimator_reports_its_constants_and_prediction_errors(model):
     model, X, y = model
     table = model.constants_
-    assert list(table.columns) == ["name", "value", "std_error", "ci_low", "ci_high", "fixed"]
-    assert len(table) == model.best_expression_.n_constants
+    assert list(table.columns) == CONSTANT_COLUMNS == [
+        "name", "shown", "value", "std_error", "ci_low", "ci_high", "fixed", "fitted_value",
+        "fitted_ci_low", "fitted_ci_high"]
+    chosen = next(row for row in model.pareto_front_ if row.selected)
+    assert len(table) == len(chosen.constants.names) + len(chosen.constants.fixed)
     fitted = ~table["fixed"].to_numpy()
     assert np.all(table["ci_low"][fitted] < table["value"][fitted])
     assert np.all(table["value"][fitted] < table["ci_high"][fitted])
-    assert all(len(e) == row.n_constants for e, row in
-               zip(model.equations_["constant_errors"], model.equations_["expression"]))
+    assert all(len(errors) == len(row.constants.names) for errors, row in
+               zip(model.equations_["constant_errors"], model.pareto_front_))
+    # the tree's own covariance stays available to programs
+    assert len(chosen.uncertainty.values) == model.best_expression_.n_constants
     y_pred, y_std = model.predict(X[:10], return_std=True)
     np.testing.assert_array_equal(y_pred, model.predict(X[:10]))
     assert y_std.shape == (10,) and np.all(y_std >= 0)
@@ -119,8 +126,16 @@ def test_the_estimator_weights_the_standard_errors_as_its_fit(model):
     best = weighted.best_expression_
     assert best.n_fitted > 0
     expected = constant_uncertainty(best, X, y, w).standard_errors
-    np.testing.assert_allclose(weighted.constants_["std_error"], expected)
+    chosen = next(row for row in weighted.pareto_front_ if row.selected)
+    np.testing.assert_allclose(chosen.uncertainty.standard_errors, expected)
     assert not np.allclose(expected, constant_uncertainty(best, X, y).standard_errors)
+    # and the displayed formula's constants are judged on the same weights
+    def shown(weights):
+        return shown_constants(chosen.equation, chosen.digits, best, weighted.symbol_names_, X,
+                               y, weights).standard_errors
+
+    np.testing.assert_allclose(weighted.constants_["std_error"], shown(w))
+    assert not np.allclose(shown(w), shown(None))
 
 
 def test_the_standard_errors_are_those_of_the_rows_the_constants_were_fitted_on():
@@ -137,9 +152,17 @@ def test_the_standard_errors_are_those_of_the_rows_the_constants_were_fitted_on(
     best = model.best_expression_
     assert best.n_fitted > 0
     expected = constant_uncertainty(best, X, y, rows=rows).standard_errors
-    np.testing.assert_array_equal(model.constants_["std_error"], expected)
+    chosen = next(row for row in model.pareto_front_ if row.selected)
+    np.testing.assert_array_equal(chosen.uncertainty.standard_errors, expected)
     np.testing.assert_allclose(expected / constant_uncertainty(best, X, y).standard_errors,
                                np.sqrt(6), rtol=0.2)
+    # the displayed formula's constants: on the same 100 rows
+    shown = chosen.constants
+    assert shown.uncertainty.dof == 100 - len(shown.names)
+    np.testing.assert_array_equal(
+        model.constants_["std_error"],
+        shown_constants(chosen.equation, chosen.digits, best, model.symbol_names_, X, y,
+                        rows=rows).standard_errors)
 
 
 def test_sample_weights_enter_the_standard_errors():
@@ -154,7 +177,11 @@ def test_sample_weights_enter_the_standard_errors():
 def test_a_constant_target_has_a_zero_error():
     X = np.arange(10.0).reshape(-1, 1)
     model = CADSRRegressor(**TINY).fit(X, np.full(10, 4.2))
-    assert model.constants_["std_error"].tolist() == [0.0]
+    # y = 4.2 reads 21/5, a number written as the simple one it is: fitted exactly
+    (row,) = model.constants_.to_dict("records")
+    assert row["fixed"] and row["shown"] == "21/5"
+    assert row["fitted_ci_low"] == row["fitted_value"] == row["fitted_ci_high"] == 4.2
+    assert model.pareto_front_[0].uncertainty.standard_errors.tolist() == [0.0]
     np.testing.assert_array_equal(model.predict(X, return_std=True)[1], np.zeros(10))
 
 
@@ -185,3 +212,20 @@ def test_standard_errors_with_fewer_finite_rows_than_constants():
     X = np.array([[1.0], [np.nan]])
     uncertainty = constant_uncertainty(fitted, X, np.array([1.0, 2.0]))
     assert uncertainty.covariance.shape == (2, 2)
+
+
+def test_a_sympy_form_has_the_standard_errors_of_the_same_tree():
+    # c0·exp(c1·x) written in SymPy: the same model, the same covariance
+    import sympy
+    from sympy.utilities.lambdify import implemented_function
+
+    fitted, X, y = _noisy_fit(4)
+    tree = constant_uncertainty(fitted, X, y)
+    x, a, b = sympy.symbols("x a b")
+    form = form_uncertainty(a * sympy.exp(b * x), [a, b], fitted.constants, [x], X, y)
+    np.testing.assert_allclose(form.covariance, tree.covariance, rtol=1e-8)
+    assert form.dof == tree.dof
+    # a function SymPy cannot differentiate: central differences, nearly the same
+    opaque = implemented_function("opaque_exp", np.exp)
+    numeric = form_uncertainty(a * opaque(b * x), [a, b], fitted.constants, [x], X, y)
+    np.testing.assert_allclose(numeric.standard_errors, tree.standard_errors, rtol=1e-6)
