@@ -298,6 +298,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``fitted_ci_high``, its value and 95 % interval as fitted before it
         was fixed (NaN in the constants' rows). The intervals take the formula
         as given, not the search that chose it.
+    front_rows_ : list of FrontRow
+        Every row of the front as the fit reported it, unmarked by any rule:
+        :attr:`pareto_front_` is these rows with the one ``model_selection``
+        chooses marked ``selected``.
     selections_ : dict of str to int
         The row of the front each rule of ``model_selection`` chooses
         (``"cv"`` only after a fit with it, or for a front of one row): what
@@ -584,7 +588,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             model_selection=self.model_selection, const_fit_samples=self.const_fit_samples,
             fitted_rows=fitted_rows, snapped_from=result.snapped_from)
         # the chosen formula's attributes (expression_, constants_…) are read from these
-        self._front_rows, self.selections_ = report.rows, report.choices
+        self.front_rows_, self.selections_ = report.rows, report.choices
         self.unsnapped_expression_ = result.unsnapped.expression
         self.history_, self.n_epochs_ = result.history, result.n_epochs
         self.n_evaluations_, self.stop_reason_ = result.n_evaluations, result.stop_reason
@@ -632,7 +636,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """The front's rows, the one ``rule`` chooses marked ``selected``."""
         chosen = self._position(rule)
         return [row if row.selected == (i == chosen) else replace(row, selected=i == chosen)
-                for i, row in enumerate(self._front_rows)]
+                for i, row in enumerate(self.front_rows_)]
 
     def _chosen(self, rule: str) -> FrontRow:
         return self._front(rule)[self._position(rule)]
@@ -684,7 +688,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if index is None:
             return self._chosen(self.model_selection)
         check_is_fitted(self, "selections_")
-        return self._front_rows[row_position(self._front_rows, index)]
+        return self.front_rows_[row_position(self.front_rows_, index)]
 
     def _shown(self, index: int | None, precision) -> tuple[sympy.Expr, int]:
         """Row ``index``'s equation and the digits (≥ ``precision``) that show it faithfully."""

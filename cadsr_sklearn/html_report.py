@@ -259,7 +259,7 @@ def _formula_block(estimator, target: str) -> str:
     """The chosen formula: MathML, then its text, LaTeX and full precision for copying."""
     position, row = next((i, r) for i, r in enumerate(_rows(estimator))
                          if r["selected"])
-    math_ml = _math(estimator, position, target=target, display="block")
+    math_ml = formula_mathml(estimator, position, target=target, display="block")
     r2 = row.get("r2")
     facts = [("Text", f"<code>{_e(target)} = {_e(row['formula'])}</code>"),
              ("LaTeX", f"<code>{_e(estimator.latex())}</code>"),
@@ -343,7 +343,7 @@ def _front_table(estimator) -> str:
     for i, row in enumerate(rows):
         mark = "★ " if row["selected"] else ""
         cells = "".join(f"<td class=\"num\">{_num(row.get(c), f)}</td>" for c, _, f in columns)
-        formula = (f"{_math(estimator, i)}<div class=\"textform mono\">"
+        formula = (f"{formula_mathml(estimator, i)}<div class=\"textform mono\">"
                    f"{_e(row['formula'])}</div>")
         css = " class=\"chosen\"" if row["selected"] else ""
         lines.append(f"<tr{css}>"
@@ -449,7 +449,8 @@ class _LabelledMathML(MathMLPresentationPrinter):
         return text
 
 
-def _math(estimator, index: int, target: str | None = None, display: str = "inline") -> str:
+def formula_mathml(estimator, index: int, target: str | None = None,
+                   display: str = "inline") -> str:
     """Row ``index``'s displayed formula as a ``<math>`` element (``target = …`` if given)."""
     labels = {s: c for s, c in zip(getattr(estimator, "symbol_names_", None) or [],
                                    _column_names(estimator)) if s != c}

@@ -42,7 +42,7 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str]) ->
                            else f"{os.fspath(estimator.checkpoint)}.output{j}")
         output.set_params(**estimator.get_params()).set_params(checkpoint=checkpoint_path)
         output._fit(X, Y[:, j], sample_weight, [names[j]])
-    estimator.__dict__.pop("_front_rows", None)  # of a one-output fit before
+    estimator.__dict__.pop("front_rows_", None)  # of a one-output fit before
     estimator.estimators_ = outputs
     estimator.n_outputs_, estimator.target_names_ = Y.shape[1], list(names)
     first = outputs[0]

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .display import r2_from_loss
-from .selection import SelectionError
+from .selection import SelectionError, chosen_row
 
 __all__ = ["text_summary", "html_summary", "MAX_ROWS", "MAX_WIDTH"]
 
@@ -63,7 +63,7 @@ def _outputs(model) -> list[_Output]:
     outputs = []
     for estimator, name in zip(estimators, names):
         try:  # the parent's model_selection decides, as in its attributes
-            position, problem = estimator._position(model.model_selection), None
+            position, problem = chosen_row(estimator.selections_, model.model_selection), None
         except SelectionError as err:  # a display never raises: it says what is wrong
             position, problem = None, str(err)
         outputs.append(_Output(estimator, name, position, problem))
@@ -104,7 +104,7 @@ def text_summary(model) -> str:
         indent = "  " if len(outputs) > 1 else ""
         if len(outputs) > 1:
             lines.append(f"Output {j}:")
-        rows = output.estimator._front_rows
+        rows = output.estimator.front_rows_
         if output.position is None:
             lines.append(f"{indent}{output.problem}")
         else:
@@ -157,7 +157,7 @@ def html_summary(model) -> str:
     parts = ["<div class=\"cadsr-summary\" style=\"margin-bottom:.8em\">"]
     outputs = _outputs(model)
     for j, output in enumerate(outputs):
-        rows = output.estimator._front_rows
+        rows = output.estimator.front_rows_
         if len(outputs) > 1:
             parts.append(f"<div style=\"font-weight:600\">Output {j}: {_e(output.target)}</div>")
         if output.position is None:
@@ -174,11 +174,11 @@ def html_summary(model) -> str:
 
 def _formula(output: _Output) -> str:
     """The chosen formula typeset (MathML, column names as in the LaTeX), its text beneath."""
-    from .html_report import _math  # the report's typesetting, one way for both
+    from .html_report import formula_mathml  # the report's typesetting, one way for both
 
-    row = output.estimator._front_rows[output.position]
+    row = output.estimator.front_rows_[output.position]
     try:
-        typeset = _math(output.estimator, output.position, target=output.target)
+        typeset = formula_mathml(output.estimator, output.position, target=output.target)
     except Exception:  # noqa: BLE001 - a form SymPy cannot typeset: the text still shows
         typeset = ""
     text = f"{output.target} = {row.formula}"

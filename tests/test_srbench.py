@@ -132,6 +132,6 @@ def test_population_is_capped_at_100(sub, monkeypatch):
     est, X = fit(sub, ["a", "b", "c"], seed=2)
     row = est.pareto_front_[0]
     # a front of 300 rows, the 151st chosen
-    monkeypatch.setattr(est, "_front_rows", [row] * 300)
+    monkeypatch.setattr(est, "front_rows_", [row] * 300)
     monkeypatch.setattr(est, "selections_", dict.fromkeys(est.selections_, 150))
     assert len(sub.get_population(est)) == 100

@@ -170,7 +170,7 @@ def _with_row(est, row):
     read-only fitted record (history, settings).
     """
     member = copy.copy(est)
-    member._front_rows = [row]
+    member.front_rows_ = [row]
     member.selections_ = dict.fromkeys(RULES, 0)
     return member
 
