@@ -6,11 +6,13 @@ near the optimum the usual nonlinear-regression approximation applies
 ∂f(x_i; c)/∂c_j on the n rows the constants were fitted on (n × q, q the
 fitted constants), W the sample weights and r the residuals,
 
-    s² = rᵀ W r / (n − q),        Cov(ĉ) = s² (Jᵀ W J)⁻¹,
+    s² = rᵀ W r / (Σw − q),        Cov(ĉ) = s² (Jᵀ W J)⁻¹,
 
-the residual variance taken from the fit itself (the weights' scale cancels,
-as in :func:`scipy.optimize.curve_fit` with ``absolute_sigma=False``), and
-confidence intervals ĉ_j ± t_{n−q} · se_j. By the delta method, the standard
+the residual variance taken from the fit itself, and confidence intervals
+ĉ_j ± t_{Σw−q} · se_j. The weights are frequency weights, as the estimator's
+(a row of weight 2 counts as that row twice), so Σw is the number of
+observations: doubling every weight shrinks the standard errors by √2, as
+repeating every row does. By the delta method, the standard
 error of the fitted mean at a new x is √(gᵀ Cov g) with g = ∂f(x; ĉ)/∂c: the
 uncertainty of the formula's value there, not of a new observation (add s² for
 that).
@@ -74,7 +76,7 @@ class ConstantUncertainty:
     covariance: np.ndarray  # (q, q) of the fitted constants (q = p − fixed)
     identifiable: np.ndarray  # (q,) bool: the data pin the constant down
     residual_variance: float  # s²
-    dof: int  # n − q
+    dof: float  # Σw − q: observations (frequency weights) less fitted constants
 
     @property
     def standard_errors(self) -> np.ndarray:
@@ -190,7 +192,7 @@ def _from_jacobian(values: np.ndarray, fixed: np.ndarray, J: np.ndarray | None,
     """The uncertainty of constants ``values`` whose fitted ones have the (q, n) Jacobian
     ``J`` (NaN where undefined; None when q = 0), at these residuals and weights."""
     q = int((~fixed).sum())
-    dof = int(np.count_nonzero(w > 0)) - q
+    dof = float(np.sum(w)) - q  # frequency weights: Σw observations
     with np.errstate(all="ignore"):
         s2 = float(np.sum(w * residuals**2) / dof) if dof > 0 else np.nan
     if q == 0:

@@ -35,7 +35,9 @@ def _noisy_fit(seed, n=40, noise=0.1, weights=None):
 @pytest.mark.parametrize("weighted", [False, True])
 def test_95_percent_intervals_cover_the_true_constants_about_95_percent_of_the_time(weighted):
     n, covered = 40, []
+    # precision weights 1/σ², scaled to sum to the rows as the estimator asks of them
     weights = np.linspace(0.2, 5.0, n) if weighted else None
+    weights = None if weights is None else weights * n / weights.sum()
     for seed in range(200):
         fitted, X, y = _noisy_fit(seed, n=n, weights=weights)
         intervals = constant_uncertainty(fitted, X, y, weights).intervals(0.95)
@@ -43,6 +45,19 @@ def test_95_percent_intervals_cover_the_true_constants_about_95_percent_of_the_t
         covered.append([lo <= truth <= hi for (lo, hi), truth in zip(intervals, (A, B))])
     rate = np.mean(covered, axis=0)
     assert np.all((0.90 <= rate) & (rate <= 0.99)), rate
+
+
+def test_a_weight_of_two_is_the_row_twice():
+    # frequency weights, as scikit-learn means them: the same standard errors as the
+    # table with every row repeated (twice the observations: √2 smaller than unweighted)
+    fitted, X, y = _noisy_fit(0, n=30)
+    once = constant_uncertainty(fitted, X, y)
+    weighted = constant_uncertainty(fitted, X, y, np.full(30, 2.0))
+    repeated = constant_uncertainty(fitted, np.vstack([X, X]), np.concatenate([y, y]))
+    np.testing.assert_allclose(weighted.standard_errors, repeated.standard_errors, rtol=1e-10)
+    np.testing.assert_allclose(weighted.intervals(0.95), repeated.intervals(0.95), rtol=1e-10)
+    ratio = once.standard_errors / weighted.standard_errors
+    np.testing.assert_allclose(ratio, np.sqrt(2 * (60 - 2) / (30 - 2) / 2), rtol=1e-10)
 
 
 def test_prediction_standard_errors_cover_the_true_mean_and_grow_off_the_data():
