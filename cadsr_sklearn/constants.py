@@ -29,7 +29,7 @@ from typing import Sequence
 
 import numpy as np
 
-from . import levenberg_marquardt
+from . import levenberg_marquardt, operations
 from .levenberg_marquardt import FitBatch, FitOutputs, FitRows, LMSettings
 from .expression import Expression
 from .parallel import run_in_threads
@@ -300,6 +300,7 @@ class ConstantFitter:
                          np.empty((len(jobs) if keep_outputs else 0, len(self.target))))
         errors = run_in_threads(len(jobs), self.n_jobs,
                                 lambda share: self._fit_share(batch, share, rows, out))
+        operations.raise_if_interrupted()  # a Ctrl-C caught in an operator's callback
         self.n_failed_ += sum(errors)
         parts = np.split(out.constants, batch.const_start[1:-1])
         outputs = list(out.Y) if keep_outputs else None

@@ -309,10 +309,17 @@ def _compiled_rows(function: Callable, arity: int):
 
 def _callback_rows(function: Callable, arity: int):
     """A C callback applying the NumPy ``function`` to a block of rows: NaN on every row
-    where it raises (it was checked on the probe grid; a kernel cannot take an exception)."""
+    where it raises (it was checked on the probe grid; a kernel cannot take an exception).
+
+    A Ctrl-C that lands inside the function cannot leave the callback either (ctypes
+    would print it and drop it): the block is NaN, and the Python that called the
+    kernel raises the KeyboardInterrupt once it returns
+    (:func:`.operations.raise_if_interrupted`).
+    """
     def rows(a, b, out, n):
-        result = _block(out, n)
         try:
+            result = _block(out, n)
+            result[:] = np.nan  # whatever happens below, never the buffer's old contents
             arguments = [_block(a, n), _block(b, n)][:arity]
             for argument in arguments:
                 argument.flags.writeable = False  # the kernels' node values
@@ -320,7 +327,8 @@ def _callback_rows(function: Callable, arity: int):
                 result[:] = _rows(function(*arguments), (n,))
         except Exception as err:  # noqa: BLE001 - see the docstring
             logger.debug("operator function %r raised %r: NaN", function, err)
-            result[:] = np.nan
+        except BaseException:  # KeyboardInterrupt, SystemExit: raised again, see above
+            operations.interrupt_from_callback()
     return _ROWS_CALLBACK(rows)
 
 

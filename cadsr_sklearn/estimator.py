@@ -557,6 +557,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         check_found(result)
 
         self._present(result, X, y, sample_weight, search.y_variance, search.scorer.fitted_rows)
+        self.__dict__.pop("candidates_", None)  # a previous fit's
         if self.keep_candidates:
             self.candidates_ = as_table(candidate_rows(search.scorer.cache.values(),
                                                        self.symbol_names_), CANDIDATE_COLUMNS)

@@ -571,4 +571,5 @@ def evaluate_many(expressions: Sequence[Expression], X: np.ndarray,
     run_in_threads(len(expressions), n_jobs, lambda share: program.evaluate_batch(
         ops, args, node_start, constants, const_start, X, share, Y, stop_at_nonfinite,
         library.operator_table))
+    operations.raise_if_interrupted()  # a Ctrl-C caught in an operator's callback
     return Y

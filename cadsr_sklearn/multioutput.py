@@ -52,6 +52,7 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str]) ->
     estimator.search_state_ = None  # each output keeps its own
     for name in PER_OUTPUT:
         setattr(estimator, name, [getattr(o, name) for o in outputs])
+    estimator.__dict__.pop("candidates_", None)  # a previous fit's
     if estimator.keep_candidates:
         estimator.candidates_ = [o.candidates_ for o in outputs]
 

@@ -16,6 +16,7 @@ Numerics are float64's, with no protection: ``log(-1)`` is NaN, ``1/0`` is inf,
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from llvmlite import ir
@@ -26,8 +27,9 @@ from .opcodes import (ABS, ADD, COS, CUBE, CUSTOM_UNARY, DIV, EXP, INV, LOG, MUL
                       NO_CUSTOM, POW, RELAXED_POW, SIN, SQRT, SQUARE, SUB, TAN, TANH,
                       custom_index, jit)
 
-__all__ = ["apply", "d_left", "d_right", "apply_rows", "partials_rows", "builtin_value",
-           "builtin_d_left", "builtin_d_right", "custom_rows"]
+__all__ = ["interrupt_from_callback", "raise_if_interrupted", "apply", "d_left", "d_right",
+           "apply_rows", "partials_rows", "builtin_value", "builtin_d_left", "builtin_d_right",
+           "custom_rows"]
 
 
 @intrinsic
@@ -196,10 +198,30 @@ def _partials(op, a, b, v, table):
     return builtin_d_left(op, a, b, v), builtin_d_right(op, a, b, v)
 
 
+# A Ctrl-C that lands in a called-back operator (:mod:`.custom_operators`) cannot leave
+# the callback (ctypes would print and drop it): the callback notes it here, and the
+# Python that called the kernel raises it once the kernel has returned.
+_INTERRUPTED = threading.Event()
+
+
+def interrupt_from_callback() -> None:
+    """Note a KeyboardInterrupt caught inside an operator's callback."""
+    _INTERRUPTED.set()
+
+
+def raise_if_interrupted() -> None:
+    """Raise the KeyboardInterrupt a callback noted during the kernel call that just ended."""
+    if _INTERRUPTED.is_set():
+        _INTERRUPTED.clear()
+        raise KeyboardInterrupt
+
+
 def apply(op, a, b, table=NO_CUSTOM):
     """The value of operator ``op`` at numbers ``a`` (and ``b`` for a binary one); a custom
     operator's through ``table`` (:func:`operator_table`)."""
-    return _value(op, a, b, table)
+    value = _value(op, a, b, table)
+    raise_if_interrupted()
+    return value
 
 
 def d_left(op, a, b, v, table=NO_CUSTOM):

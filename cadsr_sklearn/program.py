@@ -23,7 +23,8 @@ import numpy as np
 
 from .opcodes import (ADD, CONSTANT, CUSTOM_BINARY, CUSTOM_UNARY, FIRST_UNARY, NO_CUSTOM, ONE,
                       VARIABLE, is_binary, jit)
-from .operations import builtin_d_left, builtin_d_right, builtin_value, custom_rows
+from .operations import (builtin_d_left, builtin_d_right, builtin_value, custom_rows,
+                         raise_if_interrupted)
 from .positions import first_children
 
 __all__ = ["compile_tokens", "evaluate", "evaluate_batch", "node_values", "jacobian", "forward",
@@ -105,7 +106,9 @@ def _evaluate(ops, args, X, c, table):
 def evaluate(ops, args, X, c, table=NO_CUSTOM):
     """Output ``(S,)`` of a program on the rows of ``X`` ``(S, d)`` at constants ``c``;
     ``table`` is its library's operator table (:func:`operator_table`)."""
-    return _evaluate(ops, args, X, c, table)
+    y = _evaluate(ops, args, X, c, table)
+    raise_if_interrupted()
+    return y
 
 
 @jit()
@@ -118,7 +121,9 @@ def _node_values(ops, args, X, c, table):
 
 def node_values(ops, args, X, c, table=NO_CUSTOM):
     """Value ``(m, S)`` of every node of a program on the rows of ``X``, root first."""
-    return _node_values(ops, args, X, c, table)
+    values = _node_values(ops, args, X, c, table)
+    raise_if_interrupted()
+    return values
 
 
 @jit()
@@ -246,4 +251,6 @@ def jacobian(ops, args, X, c, table=NO_CUSTOM):
 
     Reverse mode, as the fit takes it; entries that are not finite are 0.
     """
-    return _program_jacobian(ops, args, X, c, table)
+    J = _program_jacobian(ops, args, X, c, table)
+    raise_if_interrupted()
+    return J

@@ -47,7 +47,12 @@ def run(search: Search, saver: SearchSaver, progress: Callable[[], Progress],
         with torch_threads(n_torch_threads), blas_threads(1):
             result = search.run(on_epoch=after_epoch, on_stop=saver.at_stop)
         if result.interrupted:
-            saver.at_interrupt(search)
+            try:
+                saver.at_interrupt(search)
+            except KeyboardInterrupt:  # a second Ctrl-C while writing: keep the result
+                warnings.warn("Interrupted again while the checkpoint was written: it was not "
+                              "updated (the previous one, if any, is whole). The best formula "
+                              "found so far is kept.", RuntimeWarning, stacklevel=5)
         shown.show(result.best)  # τ* after pruning, not the last epoch's
     finally:
         # a notebook's live table keeps the final front (the last epoch's after Ctrl-C)

@@ -286,3 +286,30 @@ def test_the_cli_checkpoints_and_resumes(data, tmp_path, capsys):
     assert checkpoint.read(path, torch.device("cpu")).search.state.n_epochs == 4
     assert main(["fit", *common, "--resume", str(tmp_path / "missing.ckpt")]) == 2
     assert "no such checkpoint file" in capsys.readouterr().err
+
+
+def test_a_second_ctrl_c_while_the_interrupts_checkpoint_is_written_keeps_the_result(
+        data, tmp_path, monkeypatch):
+    from cadsr_sklearn import progress
+
+    X, y = data
+    update, write = progress.Progress.update, checkpoint.write
+    epochs = []
+
+    def interrupted_in_epoch_two(self, record, state):
+        epochs.append(1)
+        if len(epochs) == 2:
+            raise KeyboardInterrupt
+        return update(self, record, state)
+
+    def interrupted_again(path, saved):
+        if len(epochs) >= 2:
+            raise KeyboardInterrupt
+        return write(path, saved)
+
+    monkeypatch.setattr(progress.Progress, "update", interrupted_in_epoch_two)
+    monkeypatch.setattr(checkpoint, "write", interrupted_again)
+    with pytest.warns(RuntimeWarning, match="Interrupted again while the checkpoint"):
+        model = CADSRRegressor(**{**SEARCH, "n_epochs": 5}, checkpoint=tmp_path / "c.ckpt",
+                               checkpoint_every=1e6).fit(X, y)
+    assert model.interrupted_ and np.all(np.isfinite(model.predict(X)))

@@ -206,6 +206,15 @@ def test_numbers_with_a_decimal_comma_are_read_as_numbers(tmp_path, content):
     np.testing.assert_array_equal(df.to_numpy(), [[1.5, 2, 3.25], [2.5, 3, 5.0], [3.0, 1, 5.75]])
 
 
+def test_numbers_that_may_have_thousands_separators_are_refused_not_guessed(tmp_path, capsys):
+    path = _write(tmp_path, "d.csv", 'x,price\n1,"1,250"\n2,"2,500"\n3,"12,000"\n')
+    assert main(["fit", path, "--target", "price", "--epochs", "1"]) == 2
+    assert _error_line(capsys) == (
+        f"cadsr: error: {path}: column(s) ['price'] hold numbers such as '1,250', which could "
+        "be thousands or decimals; write them without thousands separators, or with a "
+        "decimal point")
+
+
 def test_predict_bad_input(model_file, tmp_path, capsys):
     data = _write(tmp_path, "d.csv", "a,b\n1,2\n")
     assert main(["predict", str(tmp_path / "none.joblib"), data]) == 2

@@ -275,3 +275,31 @@ def test_a_search_with_an_operator_of_lambdas_can_be_continued():
                            **TINY).fit(X, y)
     model.set_params(n_epochs=2).fit(X, y)
     assert model.n_epochs_ == TINY["n_epochs"] + 2
+
+
+def test_a_ctrl_c_inside_a_called_back_operator_reaches_the_caller():
+    # ctypes drops an exception that leaves a callback; the interrupt must not be lost,
+    # nor the kernel go on with a block the function never wrote
+    armed = []
+
+    def slow(a):
+        if armed:
+            raise KeyboardInterrupt
+        return np.exp(-a * a)
+
+    operator = Operator("slow", _Uncompilable(slow), _Uncompilable(_gauss_derivative),
+                        lambda a: sympy.exp(-a**2))
+    library = Library(1, ("mul",), (operator,))
+    expression = Expression.from_names(["slow", "x0"], library)
+    X = np.linspace(-1, 1, 5)[:, None]
+    np.testing.assert_allclose(expression.evaluate(X), np.exp(-X[:, 0] ** 2))
+    armed.append(True)
+    with pytest.raises(KeyboardInterrupt):
+        expression.evaluate(X)
+    armed.clear()
+    np.testing.assert_allclose(expression.evaluate(X), np.exp(-X[:, 0] ** 2))  # nothing left
+    # in a fit, on the fitter's threads: the search stops as after any Ctrl-C
+    armed.append(True)
+    with pytest.raises(KeyboardInterrupt):
+        ConstantFitter(X, np.exp(-X[:, 0] ** 2), random_state=0, n_jobs=2).fit(
+            [Expression.from_names(["mul", "c", "slow", "x0"], library)])

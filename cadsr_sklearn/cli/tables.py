@@ -50,7 +50,14 @@ def read_table(path: str):
         raise UsageError(f"{path}: cannot be read as CSV ({first})") from None
     if df.empty:
         raise UsageError(f"{path}: the file has a header but no data rows")
-    if _decimal_comma_columns(df):
+    commas = _decimal_comma_columns(df)
+    ambiguous = [c for c in commas if df[c].dropna().astype(str).str.match(_THOUSANDS).all()]
+    if ambiguous:  # 1,250 is 1250 in some countries and 1.25 in others: never guess
+        raise UsageError(
+            f"{path}: column(s) {ambiguous} hold numbers such as "
+            f"{df[ambiguous[0]].dropna().iloc[0]!r}, which could be thousands or decimals; "
+            "write them without thousands separators, or with a decimal point")
+    if commas:
         df = pd.read_csv(p, sep=sep, decimal=",")
     names = [str(c).strip() for c in header]
     repeated = sorted({c for c in names if names.count(c) > 1 and c})
@@ -72,6 +79,7 @@ def _delimiter(path: Path) -> str:
         return ","
 
 
+_THOUSANDS = re.compile(r"^\s*[-+]?\d{1,3}(?:,\d{3})+\s*$")  # also a decimal comma's form
 _DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d+,\d*(?:[eE][-+]?\d+)?\s*$")
 
 
