@@ -201,3 +201,5 @@ def test_keep_candidates_lists_every_distinct_formula_scored(quadratic):
     # the search's best reward of each epoch is among them
     best = max(h["best_reward"] for h in model.history_)
     assert np.isclose(table["reward"].to_numpy(), best, rtol=0, atol=0).any()
+    model.set_params(keep_candidates=False).fit(X, y)
+    assert not hasattr(model, "candidates_")  # not the previous fit's
