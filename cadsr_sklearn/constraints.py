@@ -25,7 +25,9 @@ that clears the entries it bans; each can be switched off.
                 search then builds constants such as ``1 + exp(-1)`` instead of laws
                 (see the tuning guide);
 * inverse     — a child is not its parent's inverse (exp∘log, sqrt∘square, …);
-* trig        — no trigonometric operator below another one.
+* trig        — no trigonometric operator below another one;
+* units       — with the data's physical units, every formula is dimensionally
+                consistent (:mod:`cadsr_sklearn.unit_masks`).
 
 A variable is never banned except by ``min_length``, which yields when no
 operator is left, so every mask allows at least one token.
@@ -40,6 +42,8 @@ import torch
 
 from .library import Library
 from .positions import child_position
+from .unit_masks import UnitTables, UnitTracker
+from .units import Units
 
 __all__ = ["TreeState", "Constraints"]
 
@@ -68,10 +72,13 @@ class TreeState:
         0 = left/only child, 1 = right child.
     trig_above : BoolTensor (B, T+1)
         Whether a trigonometric operator is an ancestor of the node.
+    units : UnitTracker or None
+        Each node's required and known physical units, when the search has units.
     """
 
     def __init__(self, batch_size: int, max_length: int, library: Library,
-                 device: torch.device | str = "cpu", start_token: int | None = None) -> None:
+                 device: torch.device | str = "cpu", start_token: int | None = None,
+                 unit_tables: UnitTables | None = None) -> None:
         B, T, V = batch_size, max_length, len(library)
         self.library, self.max_length = library, max_length
         self.arities = torch.as_tensor(library.arities, device=device)  # (V,)
@@ -92,6 +99,8 @@ class TreeState:
         self.parent = torch.full((B, T + 1), V, dtype=torch.long, device=device)
         self.slot = torch.zeros(B, T + 1, dtype=torch.long, device=device)
         self.trig_above = torch.zeros(B, T + 1, dtype=torch.bool, device=device)
+        self.units = (None if unit_tables is None
+                      else UnitTracker(unit_tables, B, T, torch.device(device)))
 
     def __len__(self) -> int:
         return self.n_nodes.shape[0]
@@ -111,6 +120,8 @@ class TreeState:
         # absent children (terminals, a unary's right slot) go to the sink column.
         first = self.n_nodes.unsqueeze(1) + self._slots  # (B, 2)
         col = torch.where(arity.unsqueeze(1) > self._slots, first, sink)
+        if self.units is not None:
+            self.units.advance(t, tokens, self.parent[:, t], self.slot[:, t], col)
         child_depth, child_h = child_position(d.unsqueeze(1), h.unsqueeze(1), self._slots)
         child_depth = child_depth.expand(-1, 2)  # (B, 2)
         self.depth.scatter_(1, col, child_depth)
@@ -139,6 +150,8 @@ class TreeState:
         for name in ("n_nodes", "n_constants", "prev_token", "depth", "horizontal",
                      "parent", "slot", "trig_above"):
             setattr(new, name, getattr(self, name)[rows])
+        if self.units is not None:
+            new.units = self.units.select(rows)
         return new
 
 
@@ -178,6 +191,11 @@ def trig_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
     allowed &= ~(s.trig_above[:, s.t].unsqueeze(1) & c.is_trig)
 
 
+def units_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """Only tokens that can give node ``t`` the units it needs (yields where none can)."""
+    s.units.restrict(s.t, s.parent[:, s.t], s.slot[:, s.t], c.max_length, allowed)
+
+
 def min_length_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
     """Ban terminals in the last open slot while the tree has < min_length nodes.
 
@@ -206,6 +224,8 @@ class Constraints:
         Most ``c`` tokens in a tree; None switches it off.
     no_constant_subtrees, no_inverse, no_nested_trig : bool, default True
         Switch the corresponding rule.
+    units : Units or None, default None
+        The physical units of the data: every formula dimensionally consistent.
     """
 
     def __init__(
@@ -217,6 +237,7 @@ class Constraints:
         no_constant_subtrees: bool = True,
         no_inverse: bool = True,
         no_nested_trig: bool = True,
+        units: Units | None = None,
     ) -> None:
         if not isinstance(max_length, (int, np.integer)) or max_length < 1:
             raise ValueError(f"max_length must be an integer ≥ 1, got {max_length!r}.")
@@ -237,6 +258,7 @@ class Constraints:
         self.no_constant_subtrees = bool(no_constant_subtrees)
         self.no_inverse = bool(no_inverse)
         self.no_nested_trig = bool(no_nested_trig)
+        self.units = units
 
         rules: list[Rule] = [length_rule]
         if self.max_constants is not None and library.const_id is not None:
@@ -247,6 +269,8 @@ class Constraints:
             rules.append(inverse_rule)
         if self.no_nested_trig and len(library.trig_ids):
             rules.append(trig_rule)
+        if units is not None:
+            rules.append(units_rule)
         if self.min_length > 1:
             rules.append(min_length_rule)  # must stay last
         self.rules = rules
@@ -274,6 +298,7 @@ class Constraints:
         for parent, child in lib.inverse_pairs:
             inverse[parent, child] = True
         self.inverse_table = inverse
+        self.unit_tables = None if self.units is None else UnitTables(lib, self.units, device)
         self._device = device
         return self
 
@@ -285,7 +310,8 @@ class Constraints:
                   device: torch.device | str = "cpu") -> TreeState:
         """Empty trees (only the root's place is known)."""
         self.to(device)
-        return TreeState(batch_size, self.max_length, self.library, device, start_token)
+        return TreeState(batch_size, self.max_length, self.library, device, start_token,
+                         self.unit_tables)
 
     def admits(self, token_lists: Sequence[Sequence[int]]) -> np.ndarray:
         """Whether each complete BFS token sequence obeys every rule: bool (n,).

@@ -26,27 +26,28 @@ import torch
 from . import checkpoint
 from .checkpoint import CheckpointWriter
 from .search import Search, build_search
+from .units import Units
 
 __all__ = ["SearchSaver", "FrontFile", "continued_search"]
 
 
 def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                      sample_weight: np.ndarray | None, fingerprint: str, device: torch.device,
-                     kept: bytes | None) -> Search | None:
+                     kept: bytes | None, units: Units | None = None) -> Search | None:
     """The search a fit with ``params`` on ``(X, y, sample_weight)`` goes on with, or None.
 
     ``kept`` is the last fit's :attr:`~cadsr_sklearn.CADSRRegressor.search_state_`
     when ``warm_start`` is on (else None); ``fingerprint`` the data's
     :func:`~cadsr_sklearn.checkpoint.data_fingerprint`. Raises ValueError when
-    the kept search or the checkpoint cannot go on here, or the checkpoint's
-    folder is not writable.
+    the kept search or the checkpoint cannot go on here (other settings, features
+    or ``units``), or the checkpoint's folder is not writable.
     """
     if kept is not None:
         saved = checkpoint.loads(kept, device, "The warm-started search")
-        _check_continuable(saved.search, params, X, "warm_start cannot continue it",
+        _check_continuable(saved.search, params, X, units, "warm_start cannot continue it",
                            "Set warm_start=False to start afresh.")
         if saved.fingerprint != fingerprint:  # new data: the kept candidates rescored
-            fresh = build_search(params, X, y, sample_weight, device, 0, 0)
+            fresh = build_search(params, X, y, sample_weight, device, 0, 0, units)
             saved.search.adopt_data(fresh)
         saved.search.new_call(params)
         return saved.search
@@ -62,7 +63,7 @@ def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     saved = checkpoint.read(path, device)
     where = f"The checkpoint {os.fspath(path)!r}"
     advice = "Delete it, or pass another checkpoint path, to start afresh."
-    _check_continuable(saved.search, params, X, f"{where} cannot be resumed", advice)
+    _check_continuable(saved.search, params, X, units, f"{where} cannot be resumed", advice)
     if saved.fingerprint != fingerprint:
         raise ValueError(f"{where} was written for other training data (X, y or "
                          f"sample_weight differ). {advice}")
@@ -70,8 +71,8 @@ def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     return saved.search
 
 
-def _check_continuable(search: Search, params: Mapping[str, Any], X: np.ndarray, problem: str,
-                       advice: str) -> None:
+def _check_continuable(search: Search, params: Mapping[str, Any], X: np.ndarray,
+                       units: Units | None, problem: str, advice: str) -> None:
     """Raise ValueError when ``search`` cannot go on with ``params`` on ``X``'s features."""
     changed = search.changed_structure(params)
     if changed:
@@ -80,6 +81,9 @@ def _check_continuable(search: Search, params: Mapping[str, Any], X: np.ndarray,
     if search.library.n_features != X.shape[1]:
         raise ValueError(f"{problem}: it was started on {search.library.n_features} "
                          f"features, X has {X.shape[1]}. {advice}")
+    if getattr(search, "units", None) != units:
+        raise ValueError(f"{problem}: it was started with other units (X_units, y_units). "
+                         f"{advice}")
 
 
 class SearchSaver:

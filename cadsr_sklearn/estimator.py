@@ -41,6 +41,7 @@ from .scoring import Candidate, HallOfFame
 from .search import build_search
 from .selection import chosen_row
 from .training import SearchResult
+from .units import check_units, data_units
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
                          frequency_weighted, warn_if_small, with_numeric_hint)
 
@@ -452,7 +453,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- fitting
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None) -> "CADSRRegressor":
+    def fit(self, X, y, sample_weight=None, *, X_units=None, y_units=None) -> "CADSRRegressor":
         """Search for a formula y ≈ τ(X).
 
         Parameters
@@ -470,6 +471,17 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             (the BIC's k ln S, the description length), which is Σw. Scale
             relative weights, such as 1/σᵢ², to the number of rows first:
             ``w * len(w) / w.sum()`` (see the FAQ). The same for every output.
+        X_units : sequence or dict, default=None
+            The physical units of each feature: a unit string pint reads
+            (``"m/s^2"``, ``"kg*m^2/s^2"``, ``"1"`` for dimensionless), or an
+            exponent vector over base dimensions of your own; a sequence in
+            column order or a dict by feature name. With them every formula the
+            search samples, scores and returns is dimensionally consistent (see
+            the user guide's "Physical units").
+        y_units : str or sequence of float, default=None
+            The target's units (with ``X_units``); None leaves them free (then
+            only the formula's inner consistency is required). With several
+            outputs, a list with one entry per output.
 
         Returns
         -------
@@ -502,9 +514,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             (``max_constants``), with what to do (see the user guide's "Small
             tables").
         """
-        return self._fit(X, y, sample_weight)
+        return self._fit(X, y, sample_weight, X_units=X_units, y_units=y_units)
 
-    def _fit(self, X, y, sample_weight, names: list[str] | None = None) -> "CADSRRegressor":
+    def _fit(self, X, y, sample_weight, names: list[str] | None = None, X_units=None,
+             y_units=None) -> "CADSRRegressor":
         """:meth:`fit`, the targets named ``names`` (by default the names ``y`` carries);
         each output of a 2-D ``y`` is fitted by its copy's ``_fit`` with its own name."""
         # validate
@@ -519,7 +532,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         names = target_names(given_y, 1 if y.ndim == 1 else y.shape[1]) if names is None else names
         y = y.astype(np.float64, copy=False)  # booleans, integers
         if y.ndim == 2:
-            fit_outputs(self, given, y, sample_weight, names)
+            fit_outputs(self, given, y, sample_weight, names, X_units, y_units)
             return self
         self.n_outputs_ = 1
         self.target_names_ = names
@@ -528,6 +541,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.device_ = resolve_device(self.device)
         self.version_ = __version__
         self.symbol_names_ = symbol_names(self._column_names())
+        self.data_units_ = data_units(X_units, y_units, self._column_names())
         rng = check_random_state(self.random_state)
         torch_seed, numpy_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
         self.interrupted_ = False
@@ -540,10 +554,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         # build, or take up the search to continue
         fingerprint = data_fingerprint(X, y, sample_weight)
         kept = getattr(self, "search_state_", None) if self.warm_start else None
-        search = continued_search(params, X, y, sample_weight, fingerprint, self.device_, kept)
+        search = continued_search(params, X, y, sample_weight, fingerprint, self.device_, kept,
+                                  self.data_units_)
         if search is None:
             search = build_search(params, X, y, sample_weight, self.device_, torch_seed,
-                                  numpy_seed)
+                                  numpy_seed, self.data_units_)
 
         # run
         saver = SearchSaver(self.checkpoint, self.checkpoint_every, fingerprint, self.warm_start,
@@ -609,6 +624,25 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     @property
     def equations_(self):
         return self._chosen_by_rule(CADSRRegressor._table)
+
+    @property
+    def units_(self) -> str | None:
+        """The chosen formula's physical units (None for a fit without ``X_units``)."""
+        return self._chosen_by_rule(lambda e, rule: e._units_of(e._chosen(rule)))
+
+    def _units_of(self, row: FrontRow) -> str | None:
+        units = getattr(self, "data_units_", None)
+        if units is None:
+            return None
+        check = check_units(row.expression, units)
+        if not check.consistent:  # never chosen: the search rejects such formulas
+            raise RuntimeError(f"The chosen formula is not dimensionally consistent: "
+                               f"{check.reason}.")
+        text = "unknown (set by a fitted exponent)" if check.units is None else units.format(
+            check.units)
+        if check.factor_units is not None:
+            text += f"; its constant factor in {units.format(check.factor_units)}"
+        return text
 
     @property
     def expression_(self) -> sympy.Expr:

@@ -23,15 +23,22 @@ PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
               "n_evaluations_", "stop_reason_", "y_variance_")
 
 
-def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str]) -> None:
+def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_units=None,
+                y_units=None) -> None:
     """Fit ``estimator`` on ``Y`` (n, m): one copy of it, with its parameters, per column.
 
     The copies become its :attr:`estimators_`; the attributes of
     :data:`PER_OUTPUT` lists over them, the others the first's. Output j is
     named ``names[j]`` (its copy's ``target_names_``). With ``warm_start``,
     the copies of the last fit go on with their own searches; a ``checkpoint``
-    path gets the suffix ``.output{j}`` per output.
+    path gets the suffix ``.output{j}`` per output. ``y_units`` is one entry
+    per output (a list) or one for all.
     """
+    per_column = (isinstance(y_units, (list, tuple)) and len(y_units) == Y.shape[1]
+                  and all(u is None or isinstance(u, str) or hasattr(u, "__len__")
+                          for u in y_units) and not all(isinstance(u, (int, float))
+                                                        for u in y_units))
+    targets = list(y_units) if per_column else [y_units] * Y.shape[1]
     previous = getattr(estimator, "estimators_", None)
     if estimator.warm_start and previous is not None and len(previous) == Y.shape[1]:
         outputs = previous  # each continues its own search
@@ -41,7 +48,7 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str]) ->
         checkpoint_path = (None if estimator.checkpoint is None
                            else f"{os.fspath(estimator.checkpoint)}.output{j}")
         output.set_params(**estimator.get_params()).set_params(checkpoint=checkpoint_path)
-        output._fit(X, Y[:, j], sample_weight, [names[j]])
+        output._fit(X, Y[:, j], sample_weight, [names[j]], X_units, targets[j])
     estimator.__dict__.pop("front_rows_", None)  # of a one-output fit before
     estimator.estimators_ = outputs
     estimator.n_outputs_, estimator.target_names_ = Y.shape[1], list(names)

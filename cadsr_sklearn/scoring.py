@@ -27,6 +27,7 @@ from typing import Callable
 import numpy as np
 
 from .constants import ConstantFitter, fit_key
+from .units import Units, check_units
 from .expression import Expression, evaluate_many
 
 __all__ = ["Candidate", "HallOfFame", "Scorer", "MIN_RESIDUAL_DOF", "fittable_constants"]
@@ -128,8 +129,13 @@ class Scorer:
 
     def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
                  screen: ConstantFitter | None = None, n_full_refits: int = 0,
-                 criterion: Callable | None = None):
+                 criterion: Callable | None = None, units: Units | None = None):
         self.fitter, self.reward, self.loss = fitter, reward, loss
+        #: The data's physical units: a formula that is not dimensionally consistent
+        #: is rejected (reward −∞) before its constants are fitted.
+        self.units = units
+        #: How many formulas were rejected so (sampled, edited or given).
+        self.n_rejected_for_units = 0
         self.criterion = criterion  # None: the reward judges the answer too
         self.screen, self.n_full_refits = screen, n_full_refits
         self.X = np.ascontiguousarray(X, dtype=np.float64)
@@ -155,6 +161,8 @@ class Scorer:
 
     def __setstate__(self, state: dict) -> None:
         library, packed = state.pop("library"), state.pop("cache")
+        state.setdefault("units", None)  # written before searches had units
+        state.setdefault("n_rejected_for_units", 0)
         self.__dict__.update(state)
         self.cache = {}
         for tokens, constants, fixed, reward, loss, criterion, screened in packed:
@@ -229,6 +237,21 @@ class Scorer:
 
     def _fit_and_score(self, expressions: list[Expression], fitter: ConstantFitter,
                        from_held: bool, fresh_starts: bool = True) -> list[Candidate]:
+        if self.units is None:
+            return self._fit_and_score_all(expressions, fitter, from_held, fresh_starts)
+        consistent = [j for j, e in enumerate(expressions)
+                      if check_units(e, self.units).consistent]
+        self.n_rejected_for_units += len(expressions) - len(consistent)
+        candidates = [Candidate(e, -math.inf, math.inf, screened=fitter is self.screen)
+                      for e in expressions]
+        fitted = self._fit_and_score_all([expressions[j] for j in consistent], fitter, from_held,
+                                         fresh_starts)
+        for j, cand in zip(consistent, fitted):
+            candidates[j] = cand
+        return candidates
+
+    def _fit_and_score_all(self, expressions: list[Expression], fitter: ConstantFitter,
+                           from_held: bool, fresh_starts: bool) -> list[Candidate]:
         reuse = self.reuse_outputs and fitter is self.fitter
         screened = fitter is self.screen
         fitted = fitter.fit(expressions, keep_outputs=reuse, from_held=from_held,

@@ -26,6 +26,7 @@ from .priors import Priors
 from .rewards import make_reward, sample_size
 from .sampler import Sampler
 from .scoring import HallOfFame, Scorer, fittable_constants
+from .units import Units
 from .training import LoopState, SearchParts, SearchResult, TrainingConfig, run_search
 
 __all__ = ["Search", "build_search", "STRUCTURE"]
@@ -55,6 +56,7 @@ class Search(SearchParts):
 
     y_variance: float  # (weighted) variance of the training targets
     structure: dict[str, Any]  # the STRUCTURE parameters it was built with
+    units: Units | None = None  # the physical units of the data it was built for
 
     def run(self, on_epoch: Callable[[dict, "Search"], None] | None = None,
             on_stop: Callable[["Search"], None] | None = None) -> SearchResult:
@@ -115,12 +117,14 @@ class Search(SearchParts):
 
 def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, device: torch.device, torch_seed: int,
-                 numpy_seed: int) -> Search:
+                 numpy_seed: int, units: Units | None = None) -> Search:
     """The pieces of a search on validated ``X`` (S, n) and ``y`` (S,), seeded.
 
     ``params`` holds the estimator's parameters by name; ``torch_seed`` seeds the
     policy's initial weights and the sampler, ``numpy_seed`` the constant
-    fitter's row subsample and starting points.
+    fitter's row subsample and starting points; with ``units``, the data's
+    physical units, every formula is dimensionally consistent (masks, the units
+    prior, and the scorer's final check).
     """
     library = Library(X.shape[1], params["binary_operators"], params["unary_operators"],
                       use_constants=params["use_constants"], use_one=params["use_one"])
@@ -142,8 +146,10 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     generator = torch.Generator(device=device).manual_seed(torch_seed)
     constraints = Constraints(library, max_length=params["max_length"],
                               max_constants=fittable_constants(params["max_constants"],
-                                                               sample_size(len(y), sample_weight)))
-    priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"])
+                                                               sample_size(len(y), sample_weight)),
+                              units=units)
+    priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"],
+                    units=units is not None)
     sampler = Sampler(policy, library, constraints, priors)
     fitter = ConstantFitter(X, y, sample_weight=sample_weight,
                             const_fit_samples=params["const_fit_samples"],
@@ -162,14 +168,14 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     config = TrainingConfig.from_params(params)
     state = LoopState.start(policy)
     scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_full_refits=2 * config.n_top,
-                    criterion=criterion)
+                    criterion=criterion, units=units)
     y_mean = np.average(y, weights=sample_weight)
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
     exact_loss = _exact_loss(params["tol"], y_variance, reward.floor)
     structure = {name: params[name] for name in STRUCTURE}
     return Search(library=library, policy=policy, sampler=sampler, scorer=scorer, config=config,
                   generator=generator, exact_loss=exact_loss, state=state,
-                  y_variance=y_variance, structure=structure)
+                  y_variance=y_variance, structure=structure, units=units)
 
 
 def _exact_loss(tol: float, y_variance: float, floor: float) -> float:

@@ -10,6 +10,10 @@ How ``max_time`` maps onto each API
 cadsr
     ``CADSRRegressor(max_time=...)``: the search stops before an epoch that
     would overrun the budget (or earlier on an exact fit, ``tol``).
+cadsr-units
+    The same, told the physical units of the problem's variables
+    (``fit(..., X_units=..., y_units=...)``, from the AI-Feynman units table);
+    on a problem without units it is plain ``cadsr``.
 gplearn
     gplearn has no clock. ``SymbolicRegressor`` is grown one generation at a
     time with ``warm_start=True`` (population 1000, its other defaults) and
@@ -59,8 +63,9 @@ __all__ = [
     "fit_method",
 ]
 
-METHODS: tuple[str, ...] = ("cadsr", "gplearn", "operon")
-_PACKAGES = {"cadsr": "torch", "gplearn": "gplearn", "operon": "pyoperon"}
+METHODS: tuple[str, ...] = ("cadsr", "cadsr-units", "gplearn", "operon")
+_PACKAGES = {"cadsr": "torch", "cadsr-units": "pint", "gplearn": "gplearn",
+             "operon": "pyoperon"}
 
 
 @dataclass
@@ -105,7 +110,7 @@ def fit_method(
 
     Parameters
     ----------
-    method : {"cadsr", "gplearn", "operon"}
+    method : {"cadsr", "cadsr-units", "gplearn", "operon"}
     data : Dataset
     operators : (binary, unary, use_constants) or None
         The problem's operator set (CADSR names: add, sub, mul, div, pow, sin…):
@@ -119,6 +124,8 @@ def fit_method(
     params : dict, optional
         Extra constructor parameters of the method's estimator.
     """
+    if method == "cadsr-units":
+        return _fit_cadsr(data, operators, max_time, seed, dict(params or {}), units=True)
     fit = {"cadsr": _fit_cadsr, "gplearn": _fit_gplearn, "operon": _fit_operon}[method]
     return fit(data, operators, max_time, seed, dict(params or {}))
 
@@ -132,7 +139,7 @@ def _default_operators() -> tuple[tuple[str, ...], tuple[str, ...], bool]:
 
 
 # --------------------------------------------------------------------- CADSR
-def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
+def _fit_cadsr(data, operators, max_time, seed, params, units: bool = False) -> FitResult:
     from ..estimator import CADSRRegressor, SmallDataWarning
 
     kwargs = dict(
@@ -150,7 +157,11 @@ def _fit_cadsr(data, operators, max_time, seed, params) -> FitResult:
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SmallDataWarning)  # few rows are what is measured
-        est.fit(data.X_train, data.y_train)
+        if units and data.units is not None:
+            est.fit(data.X_train, data.y_train, X_units=list(data.units),
+                    y_units=data.target_units)
+        else:
+            est.fit(data.X_train, data.y_train)
     elapsed = time.perf_counter() - start
     names = list(data.feature_names)
     with np.errstate(all="ignore"):

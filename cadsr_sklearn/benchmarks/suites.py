@@ -42,7 +42,8 @@ class Dataset:
     """Training and test data of one (problem, seed, noise).
 
     ``truth`` is the ground-truth formula in ``sympy.Symbol(name)`` of the
-    ``feature_names``, or None when it is unknown.
+    ``feature_names``, or None when it is unknown; ``units`` and
+    ``target_units`` are the variables' physical units (pint strings), when known.
     """
 
     X_train: np.ndarray
@@ -52,6 +53,8 @@ class Dataset:
     feature_names: tuple[str, ...]
     name: str = ""
     truth: sympy.Expr | None = None
+    units: tuple[str, ...] | None = None
+    target_units: str | None = None
 
 
 def add_noise(y: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
@@ -82,6 +85,8 @@ class Problem:
         The operator set the suite is defined with.
     use_constants : bool
         Whether the suite's token set includes the constant token.
+    units, target_units : tuple of str and str, or None
+        Physical units of the variables and of the target (pint strings), when known.
     """
 
     name: str
@@ -93,6 +98,8 @@ class Problem:
     binary_operators: tuple[str, ...] = ("add", "sub", "mul", "div")
     unary_operators: tuple[str, ...] = ("sin", "cos", "exp", "log")
     use_constants: bool = False
+    units: tuple[str, ...] | None = None
+    target_units: str | None = None
 
     @property
     def suite(self) -> str:
@@ -125,7 +132,8 @@ class Problem:
         y_test = self.evaluate(X_test)
         # the noise is drawn last, so every γ shares the same X for a seed
         y_train = add_noise(y_train, noise, rng)
-        return Dataset(X_train, y_train, X_test, y_test, self.variables, self.name, self.expression)
+        return Dataset(X_train, y_train, X_test, y_test, self.variables, self.name, self.expression,
+                       self.units, self.target_units)
 
 
 def _parse_formula(formula: str, variables: tuple[str, ...]) -> sympy.Expr:
@@ -378,8 +386,23 @@ CONSTANT = tuple(
 )
 
 
+def _feynman_units() -> dict[str, str]:
+    """Units of every AI-Feynman variable as a pint string, from the units table
+    (exponents of m, s, kg, kelvin and volt; the table's T is kelvin)."""
+    text = resources.files(__package__).joinpath("data/feynman_units.csv").read_text()
+    symbols = {"m": "m", "s": "s", "kg": "kg", "T": "K", "V": "V"}
+    units = {}
+    for row in csv.DictReader(text.splitlines()):
+        if row["Variable"]:
+            units[row["Variable"]] = "*".join(
+                f"{symbol}**{float(row[column]):g}" for column, symbol in symbols.items()
+                if float(row[column])) or "1"
+    return units
+
+
 def _feynman() -> tuple[Problem, ...]:
     text = resources.files(__package__).joinpath("data/feynman_dev.csv").read_text()
+    units = _feynman_units()
     problems = []
     for row in csv.DictReader(text.splitlines()):
         # Trust the variable columns, not "# variables": the AI-Feynman table
@@ -400,6 +423,9 @@ def _feynman() -> tuple[Problem, ...]:
                 binary_operators=("add", "sub", "mul", "div", "pow"),
                 unary_operators=("sin", "cos", "log", "sqrt", "exp"),
                 use_constants=True,
+                units=(tuple(units[v] for v in variables)
+                       if all(v in units for v in variables) else None),
+                target_units=units.get(row["Output"]),
             )
         )
     for problem in problems:

@@ -1,0 +1,438 @@
+"""The dimensional constraint while trees grow breadth-first.
+
+Each node of a partial tree carries a *need*: the units its subtree must have.
+It is
+
+* ``KNOWN`` — fixed by its ancestors (the root needs the target's units, a
+  function's argument none, each side of a ``+`` its parent's, the base of
+  ``sqrt`` twice its parent's);
+* ``LINKED`` — fixed by its sibling, which breadth-first order has not chosen
+  yet: the left factor of a product, the left side of a sum whose own units are
+  free. When the right sibling is chosen next, and its units are fixed by its
+  token (a variable, a function's value, a constant), the left node's need
+  becomes KNOWN (a ``*`` needing u whose right factor is in m makes the left
+  need u/m); its children, all generated later, inherit it. When neither
+  sibling's token fixes units (``sqrt(…)·(… + …)``) the pair is left to the
+  final check;
+* ``FREE`` — unconstrained: below a node left so, or beside the overall
+  factor (see :mod:`cadsr_sklearn.units`).
+
+The mask at a node with a KNOWN need u allows a variable only if it is in u, a
+constant, the literal ``1``, a function and ``pow`` only if u is dimensionless
+(or, for a constant on the top product chain, when the overall factor may carry
+units), and every operator that can produce u from its arguments. Every
+quantity is a function of the partial tree, so re-scoring a tree rebuilds the
+masks it was sampled under. Where no token is left (u is out of reach within
+the length) the rule yields, as the length rules do, and the tree is marked;
+:func:`~cadsr_sklearn.units.check_units`, run on every finished formula before
+its constants are fitted, rejects it and the ties the masks left open.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .library import Library
+from .units import Units, token_unit_rules
+
+__all__ = ["UnitTables", "UnitTracker"]
+
+# Token kinds (UnitRule.kind), as codes
+VARIABLE, DIMENSIONLESS, CONSTANT, SAME, MUL, DIV, POW, SCALE = range(8)
+_CODES = {"variable": VARIABLE, "dimensionless": DIMENSIONLESS, "constant": CONSTANT,
+          "same": SAME, "mul": MUL, "div": DIV, "pow": POW, "scale": SCALE}
+# Needs of a node
+KNOWN, LINKED, FREE = 0, 1, 2
+# What is known of a node's units once its token is chosen
+UNKNOWN, FIXED, SOLVED = 0, 1, 2  # SOLVED: the overall factor, or a product with it
+_TOLERANCE = 1e-9
+
+#: Exponents are tracked in quarters (``sqrt`` halves them, twice at most in a
+#: short formula); the sizes of the smallest subtrees are tabulated up to this many nodes.
+_QUANTUM, _TABULATED_SIZE, _MAX_QUANTA = 4, 9, 48
+_UNREACHABLE = 10**6
+_MAX_EXTRA = 8  # nodes beyond the fewest that the units prior still tells apart
+
+
+class ReachCosts:
+    """The fewest nodes a subtree needs to have given units: a dynamic programme over
+    subtree sizes, with the variables' units (and a dimensionless constant) as leaves.
+
+    Sizes up to ``_TABULATED_SIZE`` are exact for the operators ``*``, ``/``,
+    ``sqrt``, ``square``, ``cube``, ``inv``; units it did not meet cost one node
+    more when they are a combination of the variables' units, and cannot be
+    reached when they are not. The mask uses these as lower bounds: an
+    operator is allowed only where its subtree can close within the length left.
+    """
+
+    def __init__(self, variable_units: np.ndarray) -> None:
+        quanta = variable_units * _QUANTUM
+        self.D = variable_units.shape[1]
+        self.exact = bool(np.allclose(quanta, np.round(quanta)))
+        # An orthonormal basis of the units the variables span: the rest is out of reach.
+        basis, singular, _ = np.linalg.svd(variable_units.T, full_matrices=False)
+        self.span = basis[:, singular > 1e-9] if variable_units.size else np.zeros((self.D, 0))
+        best: dict[tuple, int] = {}
+        by_product: dict[tuple, int] = {}
+        by_quotient: dict[tuple, int] = {}
+        #: Fewest nodes of a dimensionless subtree that is not a lone constant (the
+        #: argument of a function, which may not be one): from the variables alone.
+        self.dimensionless_argument = _TABULATED_SIZE + 1
+        if self.exact:
+            leaves = np.round(quanta).astype(np.int64)
+            self._tabulate(leaves, best, by_product, by_quotient, constant_leaf=True)
+            without_constants: dict[tuple, int] = {}
+            self._tabulate(leaves, without_constants, {}, {}, constant_leaf=False)
+            self.dimensionless_argument = without_constants.get((0,) * self.D,
+                                                                _TABULATED_SIZE + 1)
+        self.keys = sorted(best)
+        index = {k: i for i, k in enumerate(self.keys)}
+        self.cost = np.array([best[k] for k in self.keys], dtype=np.int64)
+        self.cost_mul = np.full(len(self.keys), _UNREACHABLE, dtype=np.int64)
+        self.cost_div = np.full(len(self.keys), _UNREACHABLE, dtype=np.int64)
+        for table, out in ((by_product, self.cost_mul), (by_quotient, self.cost_div)):
+            for k, c in table.items():
+                out[index[k]] = c
+        self._encoded = self._encode(np.array(self.keys, dtype=np.int64).reshape(-1, self.D))
+        order = np.argsort(self._encoded)
+        self._encoded, self._order = self._encoded[order], order
+
+    @staticmethod
+    def _encode(q: np.ndarray) -> np.ndarray:
+        """One int64 per vector of quanta (each within ±_MAX_QUANTA)."""
+        width = 2 * _MAX_QUANTA + 1
+        return ((q + _MAX_QUANTA) * width ** np.arange(q.shape[-1])).sum(-1)
+
+    def _tabulate(self, leaves: np.ndarray, best, by_product, by_quotient,
+                  constant_leaf: bool) -> None:
+        D = self.D
+        sizes: dict[int, np.ndarray] = {}
+
+        def admit(vectors: np.ndarray, size: int, table: dict | None = None) -> list:
+            fresh = []
+            keep = np.all(np.abs(vectors) <= _MAX_QUANTA, axis=1)
+            for row in np.unique(vectors[keep], axis=0):
+                key = tuple(int(v) for v in row)
+                if table is not None and key not in table:
+                    table[key] = size
+                if key not in best:
+                    best[key] = size
+                    fresh.append(row)
+            return fresh
+
+        zero = np.zeros((1 if constant_leaf else 0, D), dtype=np.int64)
+        first = admit(np.vstack([leaves, zero]), 1)
+        sizes[1] = np.array(first, dtype=np.int64).reshape(-1, D)
+        for size in range(2, _TABULATED_SIZE + 1):
+            fresh = []
+            below = sizes[size - 1]
+            # unary scalings: the value's units from the child's (quanta stay integral)
+            scaled = [below * 2, below * 3, -below]
+            halves = below[np.all(below % 2 == 0, axis=1)] // 2
+            for vectors in scaled + [halves]:
+                if len(vectors):
+                    fresh += admit(vectors, size)
+            for left in range(1, size - 1):
+                a, b = sizes.get(left), sizes.get(size - 1 - left)
+                if a is None or b is None or not len(a) or not len(b):
+                    continue
+                fresh += admit((a[:, None, :] + b[None, :, :]).reshape(-1, D), size, by_product)
+                fresh += admit((a[:, None, :] - b[None, :, :]).reshape(-1, D), size, by_quotient)
+            sizes[size] = np.array(fresh, dtype=np.int64).reshape(-1, D)
+
+    def lookup(self, units: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Fewest nodes for ``units`` (..., D): overall, with ``*`` at the top, with ``/``.
+
+        Units not tabulated cost ``_TABULATED_SIZE + 1`` if the variables span
+        them, else ``_UNREACHABLE``.
+        """
+        shape = units.shape[:-1]
+        u = units.reshape(-1, self.D).cpu().numpy()
+        span = self.span
+        residual = u - (u @ span) @ span.T
+        fallback = np.where(np.all(np.abs(residual) < 1e-9, axis=1), _TABULATED_SIZE + 1,
+                            _UNREACHABLE)
+        q = u * _QUANTUM
+        rounded = np.round(q)
+        inside = np.all(np.abs(q - rounded) < 1e-6, axis=1) & np.all(np.abs(rounded)
+                                                                        <= _MAX_QUANTA, axis=1)
+        cost = fallback.copy()
+        cost_mul, cost_div = fallback.copy(), fallback.copy()
+        if len(self._encoded) and inside.any():
+            code = self._encode(rounded[inside].astype(np.int64))
+            at = np.clip(np.searchsorted(self._encoded, code), 0, len(self._encoded) - 1)
+            found = self._encoded[at] == code
+            row = self._order[at[found]]
+            where = np.flatnonzero(inside)[found]
+            cost[where] = self.cost[row]
+            cost_mul[where] = np.minimum(self.cost_mul[row], fallback[where])
+            cost_div[where] = np.minimum(self.cost_div[row], fallback[where])
+        as_tensor = lambda a: torch.as_tensor(a, device=units.device).reshape(shape)  # noqa: E731
+        return as_tensor(cost), as_tensor(cost_mul), as_tensor(cost_div)
+
+
+class UnitTables:
+    """Per-token unit facts of a library under :class:`~cadsr_sklearn.units.Units`, on a device."""
+
+    def __init__(self, library: Library, units: Units, device: torch.device) -> None:
+        rules = token_unit_rules(library)
+        D = len(units.base)
+        self.kind = torch.tensor([_CODES[r.kind] for r in rules], device=device)  # (V,)
+        # Parent-indexed: row V for "no parent", where finished trees of a teacher-forced
+        # batch go on taking a filler token.
+        self.parent_kind = torch.cat([self.kind, self.kind.new_full((1,), DIMENSIONLESS)])
+        self.factor = torch.tensor([r.factor for r in rules] + [1.0], dtype=torch.float64,
+                                   device=device)  # (V+1,)
+        exponents = torch.zeros(len(rules), D, dtype=torch.float64)
+        for i, r in enumerate(rules):
+            if r.feature is not None:
+                exponents[i] = torch.as_tensor(units.features[r.feature])
+        self.exponents = exponents.to(device)  # (V, D): a variable's units, 0 for the rest
+        self.is_variable = self.kind == VARIABLE
+        self.needs_dimensionless = (self.kind == DIMENSIONLESS) | (self.kind == POW)
+        self.is_constant = self.kind == CONSTANT
+        self.arity = torch.as_tensor(library.arities, device=device)  # (V,)
+        self.scale_factors = sorted({r.factor for r in rules if r.kind == "scale"})
+        self.reach = ReachCosts(np.asarray(units.features, dtype=np.float64))
+        self.target = (None if units.target is None
+                       else torch.as_tensor(units.target, dtype=torch.float64, device=device))
+        self.dimensional_constant = units.dimensional_constant
+        self.D = D
+
+
+class UnitTracker:
+    """The needs and known units of every node of a batch of partial trees (B, T+1).
+
+    Advanced by :class:`~cadsr_sklearn.constraints.TreeState`, one node per step;
+    the last column is the sink of absent children.
+    """
+
+    def __init__(self, tables: UnitTables, batch_size: int, max_length: int,
+                 device: torch.device) -> None:
+        B, T, D = batch_size, max_length, tables.D
+        self.tables = tables
+        self.need_kind = torch.full((B, T + 1), FREE, dtype=torch.long, device=device)
+        self.need = torch.zeros(B, T + 1, D, dtype=torch.float64, device=device)
+        self.unit_kind = torch.full((B, T + 1), UNKNOWN, dtype=torch.long, device=device)
+        self.unit = torch.zeros(B, T + 1, D, dtype=torch.float64, device=device)
+        self.parent_index = torch.zeros(B, T + 1, dtype=torch.long, device=device)
+        self.top_chain = torch.zeros(B, T + 1, dtype=torch.bool, device=device)
+        self.top_chain[:, 0] = True
+        #: (B,) a mask had to yield: the tree breaks the constraint somewhere.
+        self.violated = torch.zeros(B, dtype=torch.bool, device=device)
+        #: (B, V) after :meth:`restrict`: how many more nodes than the fewest each
+        #: allowed token needs to give node t its known units (0 where they are not known).
+        self.extra_nodes = torch.zeros(B, len(tables.kind), device=device)
+        #: Fewest nodes each node's subtree was counted for in :attr:`min_size`, and
+        #: (B,) the fewest nodes each tree can still be finished in.
+        self.reserved = torch.ones(B, T + 1, dtype=torch.long, device=device)
+        self.min_size = torch.ones(B, dtype=torch.long, device=device)
+        self.cost = torch.ones(B, len(tables.kind), dtype=torch.long, device=device)
+
+    _FIELDS = ("need_kind", "need", "unit_kind", "unit", "parent_index", "top_chain", "violated",
+               "extra_nodes", "reserved", "min_size", "cost")
+
+    def select(self, rows: torch.Tensor) -> "UnitTracker":
+        new = object.__new__(UnitTracker)
+        new.tables = self.tables
+        for name in self._FIELDS:
+            setattr(new, name, getattr(self, name)[rows])
+        return new
+
+    def _pull_need(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor) -> None:
+        """Set node ``t``'s need from its parent's (and its left sibling's units)."""
+        tab, B = self.tables, len(slot)
+        rows = torch.arange(B, device=slot.device)
+        if t == 0:
+            if tab.target is None:
+                self.need_kind[:, 0] = FREE
+            else:
+                self.need_kind[:, 0] = KNOWN
+                self.need[:, 0] = tab.target
+            return
+        p = self.parent_index[:, t]  # (B,)
+        parent_known = self.need_kind[rows, p] == KNOWN  # (B,)
+        parent_need = self.need[rows, p]  # (B, D)
+        kind = tab.parent_kind[parent_token]  # (B,)
+        right = slot == 1
+        left_fixed = right & (self.unit_kind[:, t - 1] == FIXED)
+        left_solved = right & (self.unit_kind[:, t - 1] == SOLVED)
+        left_units = self.unit[:, t - 1]  # (B, D)
+
+        need = torch.zeros_like(parent_need)  # dimensionless unless set below
+        state = torch.full_like(slot, FREE)
+        state[kind == DIMENSIONLESS] = KNOWN
+        scale = (kind == SCALE) & parent_known
+        state[scale] = KNOWN
+        need[scale] = parent_need[scale] / tab.factor[parent_token[scale]].unsqueeze(1)
+        # + and −: both sides the parent's units, or each other's
+        same = kind == SAME
+        same_known = same & parent_known
+        state[same_known] = KNOWN
+        need[same_known] = parent_need[same_known]
+        same_linked = same & ~parent_known
+        state[same_linked & ~left_fixed] = LINKED
+        state[same_linked & left_fixed] = KNOWN
+        need[same_linked & left_fixed] = left_units[same_linked & left_fixed]
+        # × and ÷ under a known need: the right factor completes the left one
+        product = ((kind == MUL) | (kind == DIV)) & parent_known
+        state[product & ~left_fixed & ~left_solved] = LINKED
+        mul_done = product & left_fixed & (kind == MUL)
+        div_done = product & left_fixed & (kind == DIV)
+        state[mul_done | div_done] = KNOWN
+        need[mul_done] = parent_need[mul_done] - left_units[mul_done]
+        need[div_done] = left_units[div_done] - parent_need[div_done]
+        state[product & left_solved] = FREE
+        # pow: a dimensionless exponent; a dimensionless base unless the units are free
+        power = kind == POW
+        state[power & (right | (self.need_kind[rows, p] != FREE))] = KNOWN
+        self.need_kind[:, t], self.need[:, t] = state, need
+
+    def restrict(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor,
+                 max_length: int, allowed: torch.Tensor) -> None:
+        """Clear (in place) the tokens of ``allowed`` (B, V) that cannot meet node ``t``'s need
+        within ``max_length`` nodes.
+
+        A token is kept if the fewest nodes its subtree needs, with the fewest the
+        other open slots need (:attr:`min_size`), fit. Rows left with no token keep
+        their mask (the rule yields) and are marked :attr:`violated`.
+        """
+        self._pull_need(t, parent_token, slot)
+        known = (self.need_kind[:, t] == KNOWN).unsqueeze(1)  # (B, 1)
+        unconstrained = (1 + self.tables.arity).unsqueeze(0)  # (1, V): a bare subtree's size
+        cost = torch.where(known, self._costs(self.need[:, t], self.top_chain[:, t]),
+                           unconstrained)  # (B, V)
+        meets = allowed & (cost < _UNREACHABLE)
+        fewest = torch.where(meets, cost, _UNREACHABLE).min(dim=1).values  # (B,)
+        raise_by = (fewest.clamp(max=max_length + 1) - self.reserved[:, t]).clamp(min=0)
+        self.reserved[:, t] += raise_by
+        self.min_size += raise_by
+        room = max_length - (self.min_size - self.reserved[:, t])  # (B,) nodes for node t
+        meets &= cost <= room.unsqueeze(1)
+        if t > 0:
+            meets &= self._left_factor_ok(t, parent_token, slot, max_length)
+        dead = ~meets.any(dim=1)  # (B,)
+        self.violated |= dead
+        allowed.copy_(torch.where(dead.unsqueeze(1), allowed, meets))
+        self.cost = cost.clamp(max=max_length + 1)
+        fewest = torch.where(allowed, self.cost, _UNREACHABLE).min(dim=1, keepdim=True).values
+        self.extra_nodes = torch.where(known & allowed, (self.cost - fewest).clamp(0, _MAX_EXTRA),
+                                       0).to(torch.get_default_dtype())
+
+    def _costs(self, need: torch.Tensor, on_top_chain: torch.Tensor) -> torch.Tensor:
+        """Fewest nodes (B, V) of a subtree with units ``need`` (B, D) rooted at each token."""
+        tab = self.tables
+        total, product, quotient = tab.reach.lookup(need)  # (B,) each
+        dimensionless = (need.abs() < _TOLERANCE).all(dim=1, keepdim=True)  # (B, 1)
+        matches = ((need.unsqueeze(1) - tab.exponents.unsqueeze(0)).abs()
+                   < _TOLERANCE).all(dim=2)  # (B, V)
+        factor = on_top_chain.unsqueeze(1) & tab.dimensional_constant  # (B, 1)
+        cost = torch.full(matches.shape, _UNREACHABLE, dtype=torch.long, device=need.device)
+        kind = tab.kind.unsqueeze(0).expand_as(cost)
+        cost[tab.is_variable.expand_as(cost) & matches] = 1
+        cost[(kind == CONSTANT) & (dimensionless | factor)] = 1
+        # the literal 1, a function of a dimensionless argument, a power of dimensionless terms
+        # (an operator's argument is never a lone constant: the constant-subtree rule)
+        argument = tab.reach.dimensionless_argument
+        plain = (kind == DIMENSIONLESS) & (tab.arity > 0).unsqueeze(0)
+        cost = torch.where(plain & dimensionless, 1 + tab.arity.unsqueeze(0) * argument, cost)
+        cost = torch.where((kind == DIMENSIONLESS) & (tab.arity == 0).unsqueeze(0)
+                           & dimensionless, 1, cost)
+        cost = torch.where((kind == POW) & dimensionless, 2 + argument, cost)
+        cost = torch.where(kind == MUL, product.unsqueeze(1), cost)
+        cost = torch.where(kind == DIV, quotient.unsqueeze(1), cost)
+        cost = torch.where(kind == SAME, 2 * total.unsqueeze(1) + 1, cost)
+        for f in tab.scale_factors:  # the child of a token that scales units by f needs need/f
+            child, _, _ = tab.reach.lookup(need / f)
+            child = torch.where(dimensionless.squeeze(1), argument, child)
+            scaled = (kind == SCALE) & (tab.factor[:-1] == f).unsqueeze(0)
+            cost = torch.where(scaled, child.unsqueeze(1) + 1, cost)
+        return cost
+
+    def _left_factor_ok(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor,
+                        max_length: int) -> torch.Tensor:
+        """(B, V): a left factor under a known need leaves the right one a need it can meet.
+
+        A factor whose token fixes its units (a variable, a constant, a function)
+        fixes the right factor's need; the right factor then has the nodes left
+        but one.
+        """
+        tab = self.tables
+        rows = torch.arange(len(slot), device=slot.device)
+        p = self.parent_index[:, t]
+        kind = tab.parent_kind[parent_token]
+        linked = ((slot == 0) & (self.need_kind[:, t] == LINKED)
+                  & ((kind == MUL) | (kind == DIV)) & (self.need_kind[rows, p] == KNOWN))
+        ok = torch.ones(len(slot), len(tab.kind), dtype=torch.bool, device=slot.device)
+        if not bool(linked.any()):
+            return ok
+        u = self.need[rows, p][linked]  # (b, D)
+        sign = torch.where(kind[linked] == MUL, 1.0, -1.0).to(u.dtype).unsqueeze(1)  # (b, 1)
+        # right need: u − left for ×, left − u for ÷, i.e. sign·(u − left)
+        right_need = sign.unsqueeze(2) * (u.unsqueeze(1) - tab.exponents.unsqueeze(0))  # (b, V, D)
+        right_cost, _, _ = tab.reach.lookup(right_need)  # (b, V)
+        fixes_units = tab.kind != SAME
+        fixes_units &= (tab.kind != MUL) & (tab.kind != DIV) & (tab.kind != SCALE)  # (V,)
+        left_size = 1 + tab.arity  # a variable or constant 1, a function of a terminal 2, …
+        # the pair's room: what the other open slots leave (node t + 1 is the right factor)
+        pair = self.reserved[:, t] + self.reserved[:, t + 1]
+        room = (max_length - self.min_size + pair)[linked]  # (b,)
+        fits = right_cost + left_size.unsqueeze(0) <= room.unsqueeze(1)
+        ok[linked] = ~fixes_units.unsqueeze(0) | fits
+        return ok
+
+    def advance(self, t: int, tokens: torch.Tensor, parent_token: torch.Tensor,
+                slot: torch.Tensor, child_columns: torch.Tensor) -> None:
+        """Record node ``t``'s units after its token, settle its left sibling, place its children.
+
+        ``child_columns`` (B, 2) are the BFS columns of its children (the sink
+        for absent ones).
+        """
+        tab = self.tables
+        rows = torch.arange(len(tokens), device=tokens.device)
+        kind = tab.kind[tokens]  # (B,)
+        need_kind = self.need_kind[:, t]
+        solved = (kind == CONSTANT) & self.top_chain[:, t] & tab.dimensional_constant
+        by_token = ((kind == VARIABLE) | (kind == DIMENSIONLESS) | (kind == CONSTANT)
+                    | ((kind == POW) & (need_kind == LINKED)))
+        fixed = ~solved & ((need_kind == KNOWN) | by_token)
+        units = torch.where((need_kind == KNOWN).unsqueeze(1), self.need[:, t],
+                            tab.exponents[tokens])  # (B, D): 0 for constants and functions
+        self.unit_kind[:, t] = torch.where(solved, SOLVED, torch.where(fixed, FIXED, UNKNOWN))
+        self.unit[:, t] = units
+        if t > 0:
+            self._settle_left_sibling(t, rows, tab.parent_kind[parent_token], slot)
+        # node t's subtree now counts for its token's fewest nodes, shared by its children
+        size = self.cost.gather(1, tokens.unsqueeze(1)).squeeze(1)  # (B,)
+        self.min_size += size - self.reserved[rows, t]
+        self.reserved[rows, t] = size
+        left = ((size - 1) // 2).clamp(min=1)
+        shares = torch.stack([torch.where(tab.arity[tokens] == 1, size - 1, left),
+                              size - 1 - left], dim=1).clamp(min=1)  # (B, 2)
+        self.reserved.scatter_(1, child_columns, shares)
+        self.parent_index.scatter_(1, child_columns, t)
+        chain = self.top_chain[:, t] & ((kind == MUL) | (kind == DIV))
+        self.top_chain.scatter_(1, child_columns, chain.unsqueeze(1).expand(-1, 2))
+
+    def _settle_left_sibling(self, t: int, rows: torch.Tensor, parent_kind: torch.Tensor,
+                             slot: torch.Tensor) -> None:
+        """A LINKED left sibling whose units its token left open takes them from node ``t``."""
+        left = t - 1
+        open_left = ((slot == 1) & (self.need_kind[:, left] == LINKED)
+                     & (self.unit_kind[:, left] == UNKNOWN))
+        if not bool(open_left.any()):
+            return
+        p = self.parent_index[:, t]
+        parent_need = self.need[rows, p]
+        parent_known = self.need_kind[rows, p] == KNOWN
+        units, kind = self.unit[:, t], self.unit_kind[:, t]
+        need = torch.where((parent_kind == MUL).unsqueeze(1), parent_need - units,
+                           torch.where((parent_kind == DIV).unsqueeze(1), parent_need + units,
+                                       units))
+        settle = open_left & (kind == FIXED) & (parent_known | (parent_kind == SAME))
+        self.need_kind[settle, left] = KNOWN
+        self.need[settle, left] = need[settle]
+        self.unit_kind[settle, left] = FIXED
+        self.unit[settle, left] = need[settle]
+        self.need_kind[open_left & (kind == SOLVED), left] = FREE
