@@ -78,8 +78,8 @@ class ReachCosts:
         by_quotient: dict[tuple, int] = {}
         #: Fewest nodes of a dimensionless subtree that is not a lone constant (the
         #: argument of a function, which may not be one): from the variables alone.
-        self.dimensionless_argument = _TABULATED_SIZE + 1
-        if self.exact:
+        self.dimensionless_argument = 1 if self.D == 0 else _TABULATED_SIZE + 1
+        if self.exact and self.D:
             leaves = np.round(quanta).astype(np.int64)
             self._tabulate(leaves, best, by_product, by_quotient, constant_leaf=True)
             without_constants: dict[tuple, int] = {}
@@ -94,7 +94,8 @@ class ReachCosts:
         for table, out in ((by_product, self.cost_mul), (by_quotient, self.cost_div)):
             for k, c in table.items():
                 out[index[k]] = c
-        self._encoded = self._encode(np.array(self.keys, dtype=np.int64).reshape(-1, self.D))
+        self._encoded = self._encode(np.array(self.keys, dtype=np.int64).reshape(len(self.keys),
+                                                                                 self.D))
         order = np.argsort(self._encoded)
         self._encoded, self._order = self._encoded[order], order
 
@@ -148,6 +149,9 @@ class ReachCosts:
         them, else ``_UNREACHABLE``.
         """
         shape = units.shape[:-1]
+        if self.D == 0:  # every quantity is dimensionless: any leaf, any product of two
+            ones = torch.ones(shape, dtype=torch.long, device=units.device)
+            return ones, 3 * ones, 3 * ones
         u = units.reshape(-1, self.D).cpu().numpy()
         span = self.span
         residual = u - (u @ span) @ span.T
