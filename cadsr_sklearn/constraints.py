@@ -27,25 +27,84 @@ that clears the entries it bans; each can be switched off.
 * inverse     — a child is not its parent's inverse (exp∘log, sqrt∘square, …);
 * trig        — no trigonometric operator below another one;
 * units       — with the data's physical units, every formula is dimensionally
-                consistent (:mod:`cadsr_sklearn.unit_masks`).
+                consistent (:mod:`cadsr_sklearn.unit_masks`);
+* nesting     — the user's ``nested_constraints`` (PySR's): at most ``n`` of an
+                inner operator on any path below an outer one, counted per node
+                from its ancestors. A limit given for a pair of trigonometric
+                operators replaces the trig rule's ban for that pair (the other
+                pairs stay banned);
+* required    — the user's ``required_features``: each must appear in every tree.
+                A token is banned when, after it, the open slots and the nodes
+                left under ``max_length`` could no longer hold every required
+                feature still missing (which also bans closing the tree early).
 
 A variable is never banned except by ``min_length``, which yields when no
-operator is left, so every mask allows at least one token.
+operator is left, and by ``required``, which never bans a missing required
+feature while the tree can still hold the others: so every mask allows at least
+one token (see :func:`required_features_rule`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
-from .library import Library
+from .library import OPERATOR_ALIASES, Library
 from .positions import child_position
 from .unit_masks import UnitTables, UnitTracker
 from .units import Units
 
-__all__ = ["TreeState", "Constraints"]
+__all__ = ["TreeState", "Constraints", "NestingLimit", "nesting_limits"]
+
+
+@dataclass(frozen=True)
+class NestingLimit:
+    """At most ``limit`` ``inner`` operators on any path below an ``outer`` one.
+
+    ``outer == inner`` limits self-nesting: ``exp`` with limit 1 allows
+    ``exp(exp(x))``, not ``exp(exp(exp(x)))`` (PySR's ``nested_constraints``).
+    """
+
+    outer: str  # operator names, PySR's aliases resolved
+    inner: str
+    limit: int
+
+
+def nesting_limits(nested_constraints: Mapping[str, Mapping[str, int]] | None,
+                   operators: Sequence[str]) -> tuple[NestingLimit, ...]:
+    """The limits of ``nested_constraints`` (``{outer: {inner: n}}``), checked against
+    the names of a search's ``operators``: ValueError for an unknown operator, a
+    limit that is not an integer ≥ 0, or a value of the wrong shape."""
+    if nested_constraints is None:
+        return ()
+
+    def canonical(name, where: str) -> str:
+        name_ = OPERATOR_ALIASES.get(name, name) if isinstance(name, str) else name
+        if name_ not in operators:
+            raise ValueError(f"nested_constraints names {name!r} {where}, which is not one "
+                             f"of the operators {list(operators)}.")
+        return name_
+
+    if not isinstance(nested_constraints, Mapping):
+        raise ValueError("nested_constraints must be a dict such as {'sin': {'cos': 0}}, "
+                         f"got {nested_constraints!r}.")
+    limits: dict[tuple[str, str], int] = {}
+    for outer, inner_limits in nested_constraints.items():
+        outer_name = canonical(outer, "as an outer operator")
+        if not isinstance(inner_limits, Mapping):
+            raise ValueError(f"nested_constraints[{outer!r}] must be a dict of inner operator "
+                             f"→ limit, such as {{'cos': 0}}, got {inner_limits!r}.")
+        for inner, limit in inner_limits.items():
+            inner_name = canonical(inner, f"below {outer!r}")
+            if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+                raise ValueError(f"nested_constraints[{outer!r}][{inner!r}] must be an "
+                                 f"integer ≥ 0, got {limit!r}.")
+            limits[outer_name, inner_name] = int(limit)
+    return tuple(NestingLimit(o, i, n) for (o, i), n in limits.items())
 
 
 class TreeState:
@@ -74,11 +133,19 @@ class TreeState:
         Whether a trigonometric operator is an ancestor of the node.
     units : UnitTracker or None
         Each node's required and known physical units, when the search has units.
+    missing : BoolTensor (B, V) or None
+        The required features' tokens not yet in the tree (None without any).
+    nesting : LongTensor (B, T+1, P) or None
+        For each of the P nesting limits: how many of its inner operator lie
+        between the node and its limit's topmost outer ancestor, −1 when it has
+        no such ancestor (None without limits).
     """
 
     def __init__(self, batch_size: int, max_length: int, library: Library,
                  device: torch.device | str = "cpu", start_token: int | None = None,
-                 unit_tables: UnitTables | None = None) -> None:
+                 unit_tables: UnitTables | None = None,
+                 required: torch.Tensor | None = None, nesting_outer: torch.Tensor | None = None,
+                 nesting_inner: torch.Tensor | None = None) -> None:
         B, T, V = batch_size, max_length, len(library)
         self.library, self.max_length = library, max_length
         self.arities = torch.as_tensor(library.arities, device=device)  # (V,)
@@ -101,6 +168,13 @@ class TreeState:
         self.trig_above = torch.zeros(B, T + 1, dtype=torch.bool, device=device)
         self.units = (None if unit_tables is None
                       else UnitTracker(unit_tables, B, T, torch.device(device)))
+        # required (V,) bool: the required features' tokens
+        self.missing = None if required is None else required.expand(B, V).clone()
+        # (V, P) bool each: token v is nesting limit p's outer / inner operator
+        self.nesting_outer, self.nesting_inner, self.nesting = nesting_outer, nesting_inner, None
+        if nesting_outer is not None:
+            P = nesting_outer.shape[1]
+            self.nesting = torch.full((B, T + 1, P), -1, dtype=torch.long, device=device)
 
     def __len__(self) -> int:
         return self.n_nodes.shape[0]
@@ -129,6 +203,17 @@ class TreeState:
         self.parent.scatter_(1, col, tokens.unsqueeze(1).expand(-1, 2))
         self.slot.scatter_(1, col, self._slots.expand_as(col))
         self.trig_above.scatter_(1, col, trig.unsqueeze(1).expand(-1, 2))
+        if self.missing is not None:
+            self.missing.scatter_(1, tokens.unsqueeze(1), False)
+        if self.nesting is not None:
+            here = self.nesting[:, t]  # (B, P)
+            # Below the topmost outer ancestor, count the inner operators; the first
+            # outer operator starts the count at 0 (it is not "below" itself).
+            below = torch.where(here >= 0, here + self.nesting_inner[tokens],
+                                torch.where(self.nesting_outer[tokens], 0, -1))  # (B, P)
+            P = here.shape[1]
+            self.nesting.scatter_(1, col.unsqueeze(2).expand(-1, -1, P),
+                                  below.unsqueeze(1).expand(-1, 2, -1))
         self.n_nodes = self.n_nodes + arity
         if self.const_id is not None:
             self.n_constants = self.n_constants + (tokens == self.const_id)
@@ -152,6 +237,9 @@ class TreeState:
             setattr(new, name, getattr(self, name)[rows])
         if self.units is not None:
             new.units = self.units.select(rows)
+        for name in ("missing", "nesting"):  # None when the rule is off
+            if getattr(self, name) is not None:
+                setattr(new, name, getattr(self, name)[rows])
         return new
 
 
@@ -196,6 +284,38 @@ def units_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
     s.units.restrict(s.t, s.parent[:, s.t], s.slot[:, s.t], c.max_length, allowed)
 
 
+def nesting_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """At most ``limit`` inner operators on any path below an outer one (``nested_constraints``)."""
+    full = s.nesting[:, s.t] >= c.nesting_limit  # (B, P): limit p reached at node t
+    # (B, 1, P) & (1, V, P) -> (B, V): token v is the inner operator of a full limit
+    allowed &= ~(full.unsqueeze(1) & c.nesting_inner.unsqueeze(0)).any(dim=2)
+
+
+def required_features_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
+    """Every required feature ends up in the tree (``required_features``).
+
+    After token v at node t the tree has ``open`` slots still to fill and
+    ``room`` nodes left under ``max_length``. Each slot can become a leaf, and
+    each binary operator adds one leaf for two nodes, so at most ``open +
+    room // 2`` leaves are still to come (``open`` without binary operators):
+    v is banned when fewer than the required features then missing, or when v
+    closes the tree (``open = 0``) with one still missing.
+
+    Never empty while the state is feasible (the sampler keeps it so): a missing
+    required feature at node t is feasible whenever the state before it is, and
+    no other rule bans a variable (``min_length`` runs after this rule, and bans
+    terminals only where an operator, then feasible, is left). The bound assumes
+    some binary operator is allowed at every slot: :class:`Constraints` refuses
+    nesting limits that cap every binary operator when two or more features
+    are required.
+    """
+    n_after = s.n_nodes.unsqueeze(1) + c.arities  # (B, V) committed nodes after v
+    open_after = n_after - (s.t + 1)  # (B, V)
+    leaves = open_after + (c.max_length - n_after) // 2 if c.has_binary else open_after
+    missing_after = s.missing.sum(dim=1, keepdim=True) - s.missing.long()  # (B, V)
+    allowed &= (missing_after == 0) | ((open_after >= 1) & (leaves >= missing_after))
+
+
 def min_length_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
     """Ban terminals in the last open slot while the tree has < min_length nodes.
 
@@ -226,6 +346,14 @@ class Constraints:
         Switch the corresponding rule.
     units : Units or None, default None
         The physical units of the data: every formula dimensionally consistent.
+    nested_constraints : mapping of str to (mapping of str to int), optional
+        ``{outer: {inner: n}}``: at most ``n`` ``inner`` operators on any path
+        below an ``outer`` one (PySR's ``nested_constraints``; operator names
+        of this library, PySR's binary aliases accepted). With
+        ``no_nested_trig``, a pair of trigonometric operators given here takes
+        its limit from here instead of the ban.
+    required_features : sequence of int, optional
+        Columns of ``X`` that every tree must contain.
     """
 
     def __init__(
@@ -238,6 +366,8 @@ class Constraints:
         no_inverse: bool = True,
         no_nested_trig: bool = True,
         units: Units | None = None,
+        nested_constraints: Mapping[str, Mapping[str, int]] | None = None,
+        required_features: Sequence[int] = (),
     ) -> None:
         if not isinstance(max_length, (int, np.integer)) or max_length < 1:
             raise ValueError(f"max_length must be an integer ≥ 1, got {max_length!r}.")
@@ -260,6 +390,9 @@ class Constraints:
         self.no_nested_trig = bool(no_nested_trig)
         self.units = units
 
+        self.nesting_limits = self._nesting_limits(nested_constraints)
+        self.required_features = self._required_features(required_features)
+
         rules: list[Rule] = [length_rule]
         if self.max_constants is not None and library.const_id is not None:
             rules.append(max_constants_rule)
@@ -267,15 +400,61 @@ class Constraints:
             rules.append(constant_subtree_rule)
         if self.no_inverse and library.inverse_pairs:
             rules.append(inverse_rule)
-        if self.no_nested_trig and len(library.trig_ids):
+        if self.no_nested_trig and len(library.trig_ids) and not self._trig_in_nesting:
             rules.append(trig_rule)
         if units is not None:
             rules.append(units_rule)
+        if self.nesting_limits:
+            rules.append(nesting_rule)
+        if self.required_features:
+            rules.append(required_features_rule)  # after every rule that bans operators
         if self.min_length > 1:
             rules.append(min_length_rule)  # must stay last
         self.rules = rules
         self._device: torch.device | None = None
         self.to("cpu")
+
+    def _nesting_limits(self, nested_constraints) -> tuple[NestingLimit, ...]:
+        """The checked limits of ``nested_constraints``, with the trig rule's bans folded in
+        when the user gave a limit for a pair of trigonometric operators."""
+        lib = self.library
+        limits = nesting_limits(nested_constraints,
+                                [lib.names[i] for i in (*lib.binary_ids, *lib.unary_ids)])
+        trig = [lib.names[i] for i in lib.trig_ids]
+        given = {(limit.outer, limit.inner) for limit in limits}
+        self._trig_in_nesting = self.no_nested_trig and any(
+            o in trig and i in trig for o, i in given)
+        if self._trig_in_nesting:
+            # The user's limits on trig pairs replace the blanket ban for those pairs only.
+            limits += tuple(NestingLimit(o, i, 0) for o in trig for i in trig
+                            if (o, i) not in given)
+        return limits
+
+    def _required_features(self, required_features: Sequence[int]) -> tuple[int, ...]:
+        """The checked feature columns every tree must hold."""
+        lib = self.library
+        required = tuple(int(f) for f in required_features)
+        bad = [f for f in required if not 0 <= f < lib.n_features]
+        if bad:
+            raise ValueError(f"required_features {bad} are not columns of X "
+                             f"(0..{lib.n_features - 1}).")
+        if len(set(required)) != len(required):
+            raise ValueError(f"required_features lists a feature more than once: {list(required)}.")
+        m = len(required)
+        if m > 1 and not len(lib.binary_ids):
+            raise ValueError(f"{m} required features cannot all fit in one tree without a "
+                             "binary operator: a tree of unary operators has one leaf.")
+        if 2 * m - 1 > self.max_length:
+            raise ValueError(f"{m} required features need trees of at least {2 * m - 1} nodes "
+                             f"(a binary operator joins two), but max_length is "
+                             f"{self.max_length}.")
+        capped = {limit.inner for limit in self.nesting_limits}
+        if m > 1 and all(lib.names[b] in capped for b in lib.binary_ids):
+            raise ValueError(
+                f"nested_constraints limits every binary operator below some operator, so a "
+                f"tree could run out of places for the {m} required features; leave one "
+                "binary operator unlimited, or require fewer features.")
+        return required
 
     def to(self, device: torch.device | str) -> "Constraints":
         """Move the lookup tables to ``device`` (the sampler does this for you)."""
@@ -299,6 +478,16 @@ class Constraints:
             inverse[parent, child] = True
         self.inverse_table = inverse
         self.unit_tables = None if self.units is None else UnitTables(lib, self.units, device)
+        self.has_binary = bool(len(lib.binary_ids))
+        P = len(self.nesting_limits)
+        self.nesting_outer = torch.zeros(V, P, dtype=torch.bool, device=device)  # (V, P)
+        self.nesting_inner = torch.zeros(V, P, dtype=torch.bool, device=device)  # (V, P)
+        for p, limit in enumerate(self.nesting_limits):
+            self.nesting_outer[lib.index(limit.outer), p] = True
+            self.nesting_inner[lib.index(limit.inner), p] = True
+        self.nesting_limit = torch.tensor([limit.limit for limit in self.nesting_limits],
+                                          dtype=torch.long, device=device)  # (P,)
+        self.is_required = flag(lib.variable_ids[list(self.required_features)])  # (V,)
         self._device = device
         return self
 
@@ -311,7 +500,10 @@ class Constraints:
         """Empty trees (only the root's place is known)."""
         self.to(device)
         return TreeState(batch_size, self.max_length, self.library, device, start_token,
-                         self.unit_tables)
+                         self.unit_tables,
+                         required=self.is_required if self.required_features else None,
+                         nesting_outer=self.nesting_outer if self.nesting_limits else None,
+                         nesting_inner=self.nesting_inner if self.nesting_limits else None)
 
     def admits(self, token_lists: Sequence[Sequence[int]]) -> np.ndarray:
         """Whether each complete BFS token sequence obeys every rule: bool (n,).

@@ -31,7 +31,7 @@ from .display import (DISPLAY_DIGITS, check_precision, column_labels, round_floa
 from .expression import Expression
 from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library
 from .multioutput import fit_outputs, per_output
-from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, check_settings
+from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, check_settings, required_columns
 from .progress import Progress
 from .front import (CANDIDATE_COLUMNS, CONSTANT_COLUMNS, FrontRow, as_table, candidate_rows,
                     constant_rows, report_front, row_position)
@@ -78,6 +78,27 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Maximum number of constant tokens in a tree; never more than the
         training rows minus 2, so that every formula keeps residual degrees of
         freedom (one with as many constants as rows passes through any data).
+    required_features : list of str or int, or None, default=None
+        Features every formula must contain: column names as ``fit`` sees
+        them (pandas or polars column names, else ``"x0"``, ``"x1"``, …) or
+        column indices. A hard rule of sampling: no tree without them is ever
+        drawn, pruned to or reported (see :ref:`shaping-the-formulas`). At
+        most ``(max_length + 1) // 2`` of them; two or more need a binary
+        operator that ``nested_constraints`` leaves unlimited.
+    nested_constraints : dict or None, default=None
+        PySR's nesting limits, ``{outer: {inner: n}}``: at most ``n`` of the
+        ``inner`` operator on any path below an ``outer`` one, e.g.
+        ``{"sin": {"sin": 0, "cos": 0}, "exp": {"exp": 1}}`` (no trig below
+        ``sin``; ``exp(exp(x))`` but no ``exp(exp(exp(x)))``). Trigonometric
+        operators are never nested by default; a limit given here for two of
+        them replaces that ban for the pair (see :ref:`shaping-the-formulas`).
+    operator_complexity : dict or None, default=None
+        The complexity of an operator's node where it is not 1 (PySR's
+        ``complexity_of_operators``), integers ≥ 1: ``{"sin": 3, "exp": 3,
+        "pow": 2}``. A formula's complexity k (the BIC's k ln S, the
+        description length's tree term, the Pareto front's axis and slots,
+        the ``complexity`` shown) counts each node so; variables, ``1`` and
+        ``c`` count 1, and a fitted constant one more.
     batch_size : int, default=500
         Expressions per epoch, B. The paper uses 1000; within minutes 500
         recovers more, sooner (more, cheaper epochs; see the tuning guide).
@@ -361,7 +382,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self, *,
         # the token library and its trees
         binary_operators=DEFAULT_BINARY, unary_operators=DEFAULT_UNARY, use_constants=True,
-        use_one=True, max_length=32, max_constants=10,
+        use_one=True, max_length=32, max_constants=10, required_features=None,
+        nested_constraints=None, operator_complexity=None,
         # appendix Algorithm 4
         batch_size=500, oversampling=2.0, n_epochs=600, learning_rate=2e-3, alpha=5.0,
         beta=0.01, epsilon=0.2, lam=0.2, entropy_coef=0.005, steps_per_epoch=5,
@@ -387,6 +409,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.use_one = use_one
         self.max_length = max_length
         self.max_constants = max_constants
+        self.required_features = required_features
+        self.nested_constraints = nested_constraints
+        self.operator_complexity = operator_complexity
         self.batch_size = batch_size
         self.oversampling = oversampling
         self.n_epochs = n_epochs
@@ -542,6 +567,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.version_ = __version__
         self.symbol_names_ = symbol_names(self._column_names())
         self.data_units_ = data_units(X_units, y_units, self._column_names())
+        # by column index from here on: what the search is built with and compared by
+        required = required_columns(self.required_features, self._column_names())
+        params = {**params, "required_features": required}
         rng = check_random_state(self.random_state)
         torch_seed, numpy_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
         self.interrupted_ = False
@@ -571,7 +599,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.search_state_ = saver.state
         check_found(result)
 
-        self._present(result, X, y, sample_weight, search.y_variance, search.scorer.fitted_rows)
+        self._present(result, X, y, sample_weight, search.y_variance, search.scorer.fitted_rows,
+                      required=required)
         self.__dict__.pop("candidates_", None)  # a previous fit's
         if self.keep_candidates:
             self.candidates_ = as_table(candidate_rows(search.scorer.cache.values(),
@@ -594,15 +623,17 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
     def _present(self, result: SearchResult, X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, y_variance: float,
-                 fitted_rows=None) -> None:
+                 fitted_rows=None, required: tuple[int, ...] = ()) -> None:
         """The fitted attributes of a finished search: its Pareto front, the row each
-        rule of ``model_selection`` chooses, and the search's record."""
+        rule of ``model_selection`` chooses, and the search's record. ``required``: the
+        columns of ``required_features``, which simplification keeps in every formula."""
         self.y_variance_ = y_variance
         report = report_front(
             result.hall_of_fame.pareto_front(keep=result.best), result.best, X, y,
             sample_weight, self.symbol_names_, simplify=self.simplify, y_variance=y_variance,
             model_selection=self.model_selection, const_fit_samples=self.const_fit_samples,
-            fitted_rows=fitted_rows, snapped_from=result.snapped_from)
+            fitted_rows=fitted_rows, snapped_from=result.snapped_from,
+            keep=[self.symbol_names_[i] for i in required])
         # the chosen formula's attributes (expression_, constants_…) are read from these
         self.front_rows_, self.selections_ = report.rows, report.choices
         self.unsnapped_expression_ = result.unsnapped.expression

@@ -177,13 +177,25 @@ class Expression:
         return self._n_fitted
 
     @property
+    def node_complexity(self) -> int:
+        """The nodes, each counted with its token's complexity
+        (:attr:`Library.complexity_by_id <cadsr_sklearn.Library.complexity_by_id>`):
+        the number of nodes unless the library weighs some operators."""
+        if self.library.uniform_complexity:
+            return len(self.tokens)
+        weight = self.library.complexity_by_id
+        return sum(weight[t] for t in self.tokens)
+
+    @property
     def complexity(self) -> int:
         """The paper's BIC complexity ``k`` = number of nodes + number of fitted constants.
 
         A fixed literal is a node like any other, but no parameter: it costs one,
-        where a fitted constant costs two.
+        where a fitted constant costs two. With an ``operator_complexity``, each
+        node counts its token's complexity (:attr:`node_complexity`), so the BIC's
+        penalty, the Pareto front's axis and the k shown all weigh it alike.
         """
-        return len(self.tokens) + self.n_fitted
+        return self.node_complexity + self.n_fitted
 
     def with_literal(self, k: int, value: float) -> "Expression":
         """A copy whose constant ``k`` (BFS number) is the fixed literal ``value``."""

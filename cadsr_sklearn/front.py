@@ -15,7 +15,7 @@ is installed; :func:`constant_rows` are the rows of ``constants_``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Callable
 
@@ -39,7 +39,7 @@ __all__ = ["FrontRow", "FrontReport", "report_front", "formula", "as_table", "ro
 class FrontRow:
     """One formula of the Pareto front: a row of ``equations_``, and what goes with it."""
 
-    complexity: int  # k, nodes + fitted constants
+    complexity: int  # k, nodes (each its token's complexity) + fitted constants
     loss: float  # training MSE
     r2: float  # training R²
     reward: float
@@ -100,7 +100,8 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
                  sample_weight: np.ndarray | None, names: list[str], *, simplify: bool,
                  y_variance: float, model_selection: str, const_fit_samples: int,
                  fitted_rows: Callable[[Candidate], np.ndarray] | None = None,
-                 snapped_from: Mapping[tuple, Candidate] | None = None) -> FrontReport:
+                 snapped_from: Mapping[tuple, Candidate] | None = None,
+                 keep: Sequence[str] = ()) -> FrontReport:
     """The report of the Pareto ``front`` (simplest first), τ* = ``best`` among it.
 
     ``names`` are the features' symbols; ``y_variance`` the training targets'
@@ -109,12 +110,13 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
     ``const_fit_samples`` rows of each fold). ``fitted_rows(candidate)`` gives the
     rows a row's constants were fitted on, where their uncertainty is taken (all
     rows when None). ``snapped_from`` maps the key of a formula snapping changed
-    to the formula before (the search's ``SearchResult.snapped_from``).
+    to the formula before (the search's ``SearchResult.snapped_from``). ``keep``: the
+    symbols of ``required_features``, which simplification may not drop.
     """
     symbols = [sympy.Symbol(n) for n in names]
     rows: list[FrontRow] = []
     for c in front:
-        equation = formula(c.expression, X, names, simplify)
+        equation = formula(c.expression, X, names, simplify, keep)
         with np.errstate(all="ignore"):
             reference = c.expression.evaluate(X)
         d = faithful_digits(equation, symbols, X, reference)
@@ -165,17 +167,19 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
 
 
 def formula(expression: Expression, X: np.ndarray, names: list[str],
-            simplify: bool) -> sympy.Expr:
+            simplify: bool, keep: Sequence[str] = ()) -> sympy.Expr:
     """``expression`` in SymPy and the feature ``names``.
 
-    With ``simplify``, its shortest form equal to it on the training rows ``X``.
+    With ``simplify``, its shortest form equal to it on the training rows ``X``
+    that still holds each of the symbols ``keep`` that the tree's form holds.
     """
     written = expression.to_sympy(names)
     if not simplify:
         return written
     with np.errstate(all="ignore"):
         reference = expression.evaluate(X)
-    return simplest_equivalent(written, X, reference, [sympy.Symbol(n) for n in names])
+    return simplest_equivalent(written, X, reference, [sympy.Symbol(n) for n in names],
+                               keep=[sympy.Symbol(n) for n in keep])
 
 
 def as_table(rows: list[dict], columns: list[str]):

@@ -15,6 +15,7 @@ evaluated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
@@ -35,6 +36,8 @@ __all__ = [
     "INVERSE_PAIRS",
     "OPERATOR_ALIASES",
     "canonical_operators",
+    "check_operator_complexity",
+    "operator_names",
 ]
 
 
@@ -212,6 +215,37 @@ def check_operators(binary_operators: Sequence, unary_operators: Sequence,
         raise ValueError("At least one binary or unary operator is required.")
 
 
+def check_operator_complexity(operator_complexity, operators: Sequence[str]) -> dict[str, int]:
+    """``operator_complexity`` as a dict of operator name → complexity, checked against the
+    ``operators`` of a library (PySR's names of binary operators resolved); ValueError
+    for an unknown operator or a complexity that is not an integer ≥ 1.
+
+    Integers only: k ranks formulas in whole nodes, one slot of the hall of fame each.
+    """
+    if operator_complexity is None:
+        return {}
+    items = (operator_complexity.items() if isinstance(operator_complexity, Mapping)
+             else operator_complexity)
+    weights: dict[str, int] = {}
+    for name, weight in items:
+        canonical = OPERATOR_ALIASES.get(name, name) if isinstance(name, str) else name
+        if canonical not in operators:
+            raise ValueError(f"operator_complexity names {name!r}, which is not one of the "
+                             f"operators {list(operators)}.")
+        if isinstance(weight, bool) or not isinstance(weight, (int, np.integer)) or weight < 1:
+            raise ValueError(f"operator_complexity[{name!r}] must be an integer ≥ 1, "
+                             f"got {weight!r}.")
+        weights[canonical] = int(weight)
+    return weights
+
+
+def operator_names(binary_operators: Sequence, unary_operators: Sequence) -> list[str]:
+    """The names of two checked operator lists' operators (:func:`check_operators`), PySR's
+    aliases resolved: the names a search's library gives them."""
+    return [_operator_name(entry) for entry in
+            canonical_operators(binary_operators) + canonical_operators(unary_operators)]
+
+
 def canonical_operators(entries: Sequence) -> list:
     """An operator list with PySR's names (:data:`OPERATOR_ALIASES`) replaced by this
     package's: ``["+", "*"]`` is ``["add", "mul"]``."""
@@ -247,6 +281,10 @@ class Library:
         Include the constant token ``c`` whose value is fitted.
     use_one : bool
         Include the literal ``1``.
+    operator_complexity : mapping of str to int, optional
+        The complexity of an operator's node where it is not 1 (PySR's
+        ``complexity_of_operators``): ``{"sin": 3, "exp": 3}``. Every other
+        token counts 1. See :attr:`complexity_by_id`.
     """
 
     def __init__(
@@ -256,6 +294,7 @@ class Library:
         unary_operators: Sequence[str] = DEFAULT_UNARY,
         use_constants: bool = True,
         use_one: bool = True,
+        operator_complexity: Mapping[str, int] | Iterable[tuple[str, int]] | None = None,
     ) -> None:
         if isinstance(n_features, bool) or int(n_features) != n_features or n_features < 1:
             raise ValueError(f"A library needs at least one input variable, got {n_features!r}.")
@@ -301,6 +340,14 @@ class Library:
             for p, c in sorted(INVERSE_PAIRS)
             if p in self._index and c in self._index
         )
+        weights = check_operator_complexity(operator_complexity, self.names[:len(binary + unary)])
+        #: Each token's complexity, by id: what one node of it adds to a formula's
+        #: complexity k (:attr:`.Expression.complexity`). 1 unless ``operator_complexity``
+        #: says otherwise; terminals always 1.
+        self.complexity_by_id: tuple[int, ...] = tuple(weights.get(name, 1) for name in self.names)
+        #: Whether every token counts 1, as without ``operator_complexity``: k is then the
+        #: node count plus the fitted constants, computed without a sum over the nodes.
+        self.uniform_complexity: bool = all(w == 1 for w in self.complexity_by_id)
         # The constructor arguments, for pickling and equality: names, and custom
         # operators themselves (a pickle carries their definition).
         by_name = {op.name: op for op in custom}
@@ -310,6 +357,7 @@ class Library:
             tuple(by_name.get(t.name, t.name) for t in unary),
             bool(use_constants),
             bool(use_one),
+            tuple(sorted((name, w) for name, w in weights.items() if w != 1)),
         )
         # Plain-Python copies of the per-token facts, for the per-node loops of
         # Expression (indexing NumPy arrays with Python ints is several times slower).

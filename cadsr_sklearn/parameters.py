@@ -15,14 +15,16 @@ from numbers import Integral, Real
 from types import MappingProxyType
 from typing import Any, Mapping
 
+import numpy as np
 import torch
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .library import check_operators
+from .constraints import nesting_limits
+from .library import check_operator_complexity, check_operators, operator_names
 from .policy import Policy
 from .selection import RULES
 
-__all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "check_settings"]
+__all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "check_settings", "required_columns"]
 
 #: scikit-learn's ``_parameter_constraints`` of the estimator: the values each
 #: parameter may take, checked by ``fit`` before anything else.
@@ -33,6 +35,9 @@ PARAMETER_CONSTRAINTS: dict = {
     "use_one": ["boolean"],
     "max_length": [Interval(Integral, 2, None, closed="left")],
     "max_constants": [Interval(Integral, 0, None, closed="left")],
+    "required_features": ["array-like", None],
+    "nested_constraints": [dict, None],
+    "operator_complexity": [dict, None],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
     "oversampling": [Interval(Real, 1, None, closed="left")],
     "n_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -90,10 +95,47 @@ PARAMETER_CONSTRAINTS: dict = {
 def check_settings(params: Mapping[str, Any]) -> None:
     """Raise ValueError for parameters (``get_params()``) that are valid one by one but
     not together: attention heads that do not divide its width, unknown or repeated
-    operators."""
+    operators, nesting limits or operator complexities of operators not searched with.
+
+    ``required_features`` needs the data's columns: :func:`required_columns`.
+    """
     Policy.check_widths(params["embedding_dim"], params["dct_dim"], params["n_heads"],
                         params["attention"])
     check_operators(params["binary_operators"], params["unary_operators"])
+    operators = operator_names(params["binary_operators"], params["unary_operators"])
+    nesting_limits(params["nested_constraints"], operators)
+    check_operator_complexity(params["operator_complexity"], operators)
+
+
+def required_columns(required_features, names: list[str]) -> tuple[int, ...]:
+    """The columns of ``required_features``, each a column name (``names``: as ``fit``
+    sees them, pandas column names or ``x0, x1, …``) or an integer column index.
+
+    ValueError for an unknown name, an index out of range or a feature given twice.
+    Whether the trees can hold them all is :class:`~cadsr_sklearn.constraints.Constraints`'
+    check, which knows ``max_length`` and the operators.
+    """
+    if required_features is None:
+        return ()
+    if isinstance(required_features, str):
+        raise ValueError(f"required_features must be a list of column names or indices, such "
+                         f"as [{required_features!r}], not {required_features!r}.")
+    columns = []
+    for feature in required_features:
+        if isinstance(feature, (int, np.integer)) and not isinstance(feature, bool):
+            if not 0 <= feature < len(names):
+                raise ValueError(f"required_features: column {feature} is out of range; X has "
+                                 f"{len(names)} columns (0..{len(names) - 1}).")
+            columns.append(int(feature))
+        elif isinstance(feature, str) and feature in names:
+            columns.append(names.index(feature))
+        else:
+            raise ValueError(f"required_features: {feature!r} is not a column of X; the "
+                             f"columns are {names} (or their indices 0..{len(names) - 1}).")
+    repeated = sorted({names[c] for c in columns if columns.count(c) > 1})
+    if repeated:
+        raise ValueError(f"required_features lists {repeated[0]!r} more than once.")
+    return tuple(columns)
 
 
 #: The paper's settings (SRBench column of its hyperparameter table, appendix)

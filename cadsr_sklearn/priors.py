@@ -22,8 +22,9 @@ and its log-probability is the same either way.
   token gets ``−(n − n_min)``, where ``n`` is the fewest nodes a subtree rooted
   at it needs to have those units and ``n_min`` the fewest over the allowed tokens
   (:mod:`cadsr_sklearn.unit_masks`): each node more than needed weighs e³ times
-  less (:data:`UNITS_PRIOR_WEIGHT`). Without it an untrained policy, denied the terminals of the wrong units,
-  keeps choosing operators and most trees run into the length cap unfinished.
+  less (:data:`UNITS_PRIOR_WEIGHT`). Without it an untrained policy, denied the
+  terminals of the wrong units, keeps choosing operators and most trees run into
+  the length cap unfinished.
 """
 
 from __future__ import annotations

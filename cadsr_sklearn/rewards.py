@@ -9,7 +9,8 @@ Rewards
 -------
 ``"bic"`` (the paper's, eq. 10)
     R(τ) = −BIC(τ) = −[k ln S − 2 ln p(τ)], with k = nodes + fitted constants
-    (:attr:`Expression.complexity`), S rows and a Gaussian (or Student-t)
+    (:attr:`Expression.complexity`; with ``operator_complexity`` each node counts
+    its operator's complexity), S rows and a Gaussian (or Student-t)
     likelihood of the residuals. The variance σ² is either the variance of the
     training targets (``bic_variance="target"``, the paper's text) or the
     expression's own mean squared residual (``"mle"``, profile likelihood; up to
@@ -50,13 +51,17 @@ Rewards
     (q ≥ S) scores ``-inf``. The Fisher information is taken on a subsample
     of the rows (``information_rows``), scaled to all S. With the Student-t
     likelihood the constants' information is the Gaussian one (σ² is the
-    Student-t's variance).
+    Student-t's variance). With ``operator_complexity``, "nodes" is
+    :attr:`Expression.node_complexity`: a node of complexity w costs w·ln V,
+    as if it took w tokens to write, so the criterion that chooses the answer
+    weighs operators as the BIC and the front do.
 ``"nrmse"``
     DSR's 1 / (1 + NRMSE), NRMSE = RMSE / std(y).
 ``"spl"``
     SPL's η^n / (1 + RMSE), n = number of multiplication tokens.
 ``"tpsr"``
-    TPSR's 1 / (1 + NMSE) + λ exp(−l / L), l = number of nodes, L = ``max_length``.
+    TPSR's 1 / (1 + NMSE) + λ exp(−l / L), l = number of nodes (unweighted: a
+    length, against the length cap), L = ``max_length``.
 
 Sample weights
 --------------
@@ -247,7 +252,7 @@ def _mdl(y_pred, t: _Targets, expression: Expression, rows: _InformationRows, li
         return -np.inf
     loglik, sigma2 = _log_likelihood(*valid, t, "mle", likelihood, nu)
     description = (-loglik + _constants_codelength(expression, rows, t.n, sigma2)
-                   + len(expression.tokens) * log(len(expression.library))
+                   + expression.node_complexity * log(len(expression.library))
                    + sum(codelength(v) for v in expression.constants[expression.fixed]))
     return _finite_or_worst(-2.0 * description)
 

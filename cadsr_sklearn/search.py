@@ -41,6 +41,7 @@ STRUCTURE = (
     "position_encoding", "embedding_std", "parent_sibling", "max_constants", "arity_prior",
     "length_prior", "const_fit_samples", "const_screen_samples", "reward", "criterion",
     "bic_variance", "likelihood", "spl_eta", "tpsr_lambda",
+    "required_features", "nested_constraints", "operator_complexity",
 )
 
 
@@ -120,14 +121,16 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                  numpy_seed: int, units: Units | None = None) -> Search:
     """The pieces of a search on validated ``X`` (S, n) and ``y`` (S,), seeded.
 
-    ``params`` holds the estimator's parameters by name; ``torch_seed`` seeds the
+    ``params`` holds the estimator's parameters by name, ``required_features`` as
+    column indices (:func:`~cadsr_sklearn.parameters.required_columns`); ``torch_seed`` seeds the
     policy's initial weights and the sampler, ``numpy_seed`` the constant
     fitter's row subsample and starting points; with ``units``, the data's
     physical units, every formula is dimensionally consistent (masks, the units
     prior, and the scorer's final check).
     """
     library = Library(X.shape[1], params["binary_operators"], params["unary_operators"],
-                      use_constants=params["use_constants"], use_one=params["use_one"])
+                      use_constants=params["use_constants"], use_one=params["use_one"],
+                      operator_complexity=params["operator_complexity"])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(torch_seed)  # weight initialisation without touching global RNG state
         policy = Policy(
@@ -147,6 +150,8 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     constraints = Constraints(library, max_length=params["max_length"],
                               max_constants=fittable_constants(params["max_constants"],
                                                                sample_size(len(y), sample_weight)),
+                              nested_constraints=params["nested_constraints"],
+                              required_features=params["required_features"] or (),
                               units=units)
     priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"],
                     units=units is not None)

@@ -156,6 +156,7 @@ def simplest_equivalent(
     X: np.ndarray,
     reference: np.ndarray,
     symbols: Sequence[sympy.Symbol],
+    keep: Sequence[sympy.Symbol] = (),
 ) -> sympy.Expr:
     """The shortest rewrite of ``expr`` that predicts ``reference`` on every row of ``X``.
 
@@ -170,6 +171,10 @@ def simplest_equivalent(
         What ``expr`` must keep predicting there (the token tree's output); finite.
     symbols : sequence of sympy.Symbol
         The feature symbols, in column order.
+    keep : sequence of sympy.Symbol, optional
+        Symbols no rewrite may drop (those of ``required_features`` that
+        ``expr`` holds): a feature whose terms cancel on the training rows, or
+        whose factor is round-off from 0, stays in the formula.
 
     Returns
     -------
@@ -187,7 +192,11 @@ def simplest_equivalent(
     to_real = dict(zip(symbols, real))
     to_plain = dict(zip(real, symbols))
 
+    kept = [to_real[s] for s in keep if s in expr.free_symbols]
+
     def matches(candidate: sympy.Expr) -> bool:
+        if not all(candidate.has(s) for s in kept):
+            return False
         try:
             return round_off_equal(sympy_values(candidate, real, X), reference)
         except Exception:  # noqa: BLE001 - a form NumPy cannot evaluate is simply not kept

@@ -488,7 +488,8 @@ def _factor_units(expression: Expression, rules, units: Units, values: list) -> 
         if rule.kind == "pow":  # a dimensional base to a constant power
             base, exponent = expression.children(i)
             power = exponent_value(exponent)
-            if power is None or not isinstance(values[base], np.ndarray) or not math.isfinite(power):
+            if (power is None or not math.isfinite(power)
+                    or not isinstance(values[base], np.ndarray)):
                 return None
             return sign * power * values[base]
         return None

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import ast
 
-__all__ = ["UsageError", "estimator_params", "parse_value"]
+__all__ = ["UsageError", "estimator_params", "parse_value", "nested_constraints",
+           "operator_complexity"]
 
 
 class UsageError(Exception):
@@ -48,3 +49,29 @@ def parse_value(text: str):
             return float(text)  # inf, nan: numbers literal_eval does not read
         except ValueError:
             return text
+
+
+def nested_constraints(entries: list[str]) -> dict[str, dict[str, int]]:
+    """``--nested OUTER:INNER=N …`` as ``nested_constraints``: ``sin:cos=0`` is
+    ``{"sin": {"cos": 0}}``."""
+    limits: dict[str, dict[str, int]] = {}
+    for entry in entries:
+        pair, _, limit = entry.partition("=")
+        outer, _, inner = pair.partition(":")
+        if not (outer.strip() and inner.strip() and limit.strip().isdigit()):
+            raise UsageError(f"--nested {entry!r}: expected OUTER:INNER=N with N an integer "
+                             ">= 0, e.g. --nested sin:cos=0 exp:exp=1")
+        limits.setdefault(outer.strip(), {})[inner.strip()] = int(limit)
+    return limits
+
+
+def operator_complexity(entries: list[str]) -> dict[str, int]:
+    """``--complexity OP=N …`` as ``operator_complexity``: ``sin=3`` is ``{"sin": 3}``."""
+    weights: dict[str, int] = {}
+    for entry in entries:
+        name, _, weight = entry.partition("=")
+        if not (name.strip() and weight.strip().isdigit() and int(weight) >= 1):
+            raise UsageError(f"--complexity {entry!r}: expected OP=N with N an integer >= 1, "
+                             "e.g. --complexity sin=3 pow=2")
+        weights[name.strip()] = int(weight)
+    return weights

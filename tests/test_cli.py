@@ -451,3 +451,30 @@ def test_the_one_time_compile_is_counted_apart_and_said_when_it_took_a_while(
     assert calls == [1]
     assert (out == "  Compiled the numerical kernels in 42 s (once per machine; not part of "
                    "the search's time).\n") if said else out == ""
+
+
+def test_fit_takes_required_features_nesting_limits_and_operator_complexity(data_csv, tmp_path):
+    out = str(tmp_path / "m.joblib")
+    code = main(["fit", str(data_csv), "--target", "y", "--out", out, "--require", "b",
+                 "--nested", "sin:cos=0", "exp:exp=1", "--complexity", "sin=3", "pow=2", *TINY])
+    assert code == 0
+    import joblib
+
+    model = joblib.load(out)
+    assert model.required_features == ["b"]
+    assert model.nested_constraints == {"sin": {"cos": 0}, "exp": {"exp": 1}}
+    assert model.operator_complexity == {"sin": 3, "pow": 2}
+    b = model.feature_names_in_.tolist().index("b")
+    for row in model.pareto_front_:
+        assert b in {row.expression.library[t].feature for t in row.expression.tokens}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--nested", "sin=0"], "OUTER:INNER=N"),
+    (["--complexity", "sin=0"], "OP=N"),
+    (["--require", "zz"], "'zz' is not a column of X"),
+    (["--nested", "sin:nope=0"], "'nope' below 'sin'"),
+])
+def test_limit_option_errors_are_one_line(data_csv, capsys, extra, message):
+    assert main(["fit", str(data_csv), "--target", "y", *extra, *TINY]) == 2
+    assert message in _error_line(capsys)

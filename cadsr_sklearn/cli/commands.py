@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..user_input import UsageError, estimator_params
+from ..user_input import UsageError, estimator_params, nested_constraints, operator_complexity
 from .checks import check_device, check_operators, check_plot_folder, check_writable
 from .demo import DEMO_BATCH_SIZE, in_names, matches_truth, pendulum_data
 from .printing import print_formula, print_front, print_run, print_symbols, write_plots
@@ -177,6 +177,12 @@ def cmd_fit(args) -> int:
         params["binary_operators"] = tuple(args.binary)
     if args.unary is not None:
         params["unary_operators"] = tuple(args.unary)
+    if args.require is not None:
+        params["required_features"] = list(args.require)
+    if args.nested is not None:
+        params["nested_constraints"] = nested_constraints(args.nested)
+    if args.complexity is not None:
+        params["operator_complexity"] = operator_complexity(args.complexity)
     params.update(estimator_params(args.param))  # last: --param overrides the options above
     held_out = None
     if args.validation is not None:

@@ -142,6 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="unary operators (default sin cos log sqrt exp; also tan square cube neg inv "
         "tanh abs); give none for no unary operators",
     )
+    fit.add_argument("--require", nargs="+", default=None, metavar="COLUMN",
+                     help="feature columns every formula must contain (required_features)")
+    fit.add_argument("--nested", nargs="+", default=None, metavar="OUTER:INNER=N",
+                     help="at most N INNER operators below an OUTER one, e.g. --nested "
+                     "sin:cos=0 exp:exp=1 (nested_constraints)")
+    fit.add_argument("--complexity", nargs="+", default=None, metavar="OP=N",
+                     help="an operator's complexity, if not 1, e.g. --complexity sin=3 pow=2 "
+                     "(operator_complexity)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N")
     fit.add_argument(

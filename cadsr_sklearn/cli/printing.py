@@ -49,7 +49,8 @@ def print_formula(model) -> None:
     print("Discovered formula:\n")
     print(_pretty(model.sympy(precision=DISPLAY_DIGITS)))
     print(f"\nLaTeX:      {model.latex()}")
-    print(f"Complexity: {model.best_expression_.complexity}  (k = nodes + fitted constants)")
+    nodes = "nodes by operator_complexity" if model.operator_complexity else "nodes"
+    print(f"Complexity: {model.best_expression_.complexity}  (k = {nodes} + fitted constants)")
 
 
 def print_front(model) -> None:
