@@ -19,7 +19,8 @@ import numpy as np
 from ..user_input import UsageError, estimator_params
 from .checks import check_device, check_operators, check_plot_folder, check_writable
 from .demo import DEMO_BATCH_SIZE, in_names, matches_truth, pendulum_data
-from .printing import print_formula, print_front, print_run, print_symbols, write_plots
+from .printing import (print_formula, print_front, print_guesses, print_run, print_symbols,
+                       write_plots)
 from .tables import numeric, read_table
 
 __all__ = ["cmd_demo", "cmd_fit", "cmd_predict", "cmd_show", "cmd_report"]
@@ -177,6 +178,8 @@ def cmd_fit(args) -> int:
         params["binary_operators"] = tuple(args.binary)
     if args.unary is not None:
         params["unary_operators"] = tuple(args.unary)
+    if args.guesses:
+        params["guesses"] = list(args.guesses)
     params.update(estimator_params(args.param))  # last: --param overrides the options above
     held_out = None
     if args.validation is not None:
@@ -216,6 +219,7 @@ def cmd_fit(args) -> int:
               f"({len(y_held_out)} rows, --validation {args.validation:g})")
     print_run(model, seconds)
     print_front(model)
+    print_guesses(model)
     joblib.dump(model, args.out)
     print(f"\nSaved the model to {args.out}; apply it with: cadsr predict {args.out} NEW_DATA.csv")
     if args.plots:  # on the held-out rows when there are some, saying which rows they are
@@ -359,6 +363,7 @@ def cmd_show(args) -> int:
     )
     print(f"Saved with: cadsr-sklearn {getattr(model, 'version_', '?')}")
     print_front(model)
+    print_guesses(model)
     return 0
 
 
