@@ -185,12 +185,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         score 1e-32 to 1e-28; see :ref:`when-the-search-stops`).
     patience : int or None, default=None
         Stop after this many epochs without a better best expression.
-    prune : bool, default=True
-        After the search, improve τ* by greedy node-removing edits, refitted,
-        while the ``criterion`` rises (:mod:`cadsr_sklearn.pruning`): dead
-        weight such as ``2.718**x - exp(x)`` goes. Not in the paper; ``False``
-        returns the sampled τ* as it is.
-    guesses : list of str or None, default=None
+    guesses : list of str or sympy.Expr, or None, default=None
         Formulas you already believe in, such as ``["1.5*m*v**2"]`` or
         ``["sin(x0)*x1 + 2"]``, in the features' symbols (:attr:`symbol_names_`:
         the column names, ``x0, x1, …`` without), or SymPy expressions in them.
@@ -202,7 +197,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         as every sampled formula, and put in the replay buffer, the hall of
         fame and τ* if the ``criterion`` ranks it best: the policy learns from it
         from the first update, and the answer is never worse on the criterion
-        than the best guess. Each is reported in :attr:`guesses_`, and by
+        than the best guess (one that fits exactly stops the search at once,
+        the ``tol`` rule). Each is reported in :attr:`guesses_`, and by
         ``print(model)`` beside the front. A guess the search's operators
         cannot write, or that its sampler could not sample (longer than
         ``max_length``, more constants than ``max_constants``, against a hard
@@ -210,6 +206,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         same guesses seed every output of a 2-D ``y``. Text is read by
         ``sympy.sympify``, which evaluates it as Python: pass only text you trust.
         See :ref:`your-own-guesses`.
+    prune : bool, default=True
+        After the search, improve τ* by greedy node-removing edits, refitted,
+        while the ``criterion`` rises (:mod:`cadsr_sklearn.pruning`): dead
+        weight such as ``2.718**x - exp(x)`` goes. Not in the paper; ``False``
+        returns the sampled τ* as it is.
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
         nearby simple numbers (integers, p/q, p·π/q, p/(q·π)) when that raises
