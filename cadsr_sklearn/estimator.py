@@ -33,6 +33,7 @@ from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library
 from .multioutput import fit_outputs, per_output
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, check_settings, required_columns
 from .progress import Progress
+from .guesses import GuessRow, formula_row, guess_rows, seed_search
 from .front import (CANDIDATE_COLUMNS, CONSTANT_COLUMNS, FrontRow, as_table, candidate_rows,
                     constant_rows, report_front, row_position)
 from .rewards import sample_size
@@ -206,6 +207,27 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         score 1e-32 to 1e-28; see :ref:`when-the-search-stops`).
     patience : int or None, default=None
         Stop after this many epochs without a better best expression.
+    guesses : list of str or sympy.Expr, or None, default=None
+        Formulas you already believe in, such as ``["1.5*m*v**2"]`` or
+        ``["sin(x0)*x1 + 2"]``, in the features' symbols (:attr:`symbol_names_`:
+        the column names, ``x0, x1, …`` without), or SymPy expressions in them.
+        Before the first epoch each is written as a tree of the search's tokens
+        (numbers become fitted constants started at the value written, but an
+        exact 1 is the literal ``1``; ``x**2`` is ``square`` where the library has
+        it, else ``pow(x, c)`` with c started at 2; see
+        :mod:`cadsr_sklearn.formula_parser`), its constants fitted and scored
+        as every sampled formula, and put in the replay buffer, the hall of
+        fame and τ* if the ``criterion`` ranks it best: the policy learns from it
+        from the first update, and the answer is never worse on the criterion
+        than the best guess (one that fits exactly stops the search at once,
+        the ``tol`` rule). Each is reported in :attr:`guesses_`, and by
+        ``print(model)`` beside the front. A guess the search's operators
+        cannot write, or that its sampler could not sample (longer than
+        ``max_length``, more constants than ``max_constants``, against a hard
+        constraint such as ``exp(log(x))``), raises ValueError saying why. The
+        same guesses seed every output of a 2-D ``y``. Text is read by
+        ``sympy.sympify``, which evaluates it as Python: pass only text you trust.
+        See :ref:`your-own-guesses`.
     prune : bool, default=True
         After the search, improve τ* by greedy node-removing edits, refitted,
         while the ``criterion`` rises (:mod:`cadsr_sklearn.pruning`): dead
@@ -371,6 +393,13 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     estimators_ : list of CADSRRegressor
         Only for a 2-D ``y``: the estimator of each output (see the Notes of
         :meth:`fit`); the per-formula attributes are then lists over them.
+    guesses_ : list of GuessRow
+        One row per entry of ``guesses`` (:class:`~cadsr_sklearn.guesses.GuessRow`,
+        a :class:`~cadsr_sklearn.front.FrontRow` with the ``guess`` as
+        written): the guess with its constants fitted, scored on the
+        ``criterion`` as the search scored it, to compare with the chosen
+        formula (``row.criterion`` against :attr:`pareto_front_`'s). Empty
+        without guesses, and for a constant target.
     search_state_ : bytes or None
         With ``warm_start``, the whole search as it stopped, which the next
         ``fit`` continues (:mod:`cadsr_sklearn.checkpoint`); None otherwise.
@@ -397,6 +426,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         tpsr_lambda=0.1, const_fit_samples=1000, const_screen_samples=256,
         # budgets and stops
         max_time=None, max_evaluations=None, tol=1e-20, patience=None,
+        # the user's hypotheses
+        guesses=None,
         # the answer
         prune=True, snap_constants=True, model_selection="reward", simplify=True,
         # running
@@ -447,6 +478,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.max_evaluations = max_evaluations
         self.tol = tol
         self.patience = patience
+        self.guesses = guesses
         self.prune = prune
         self.snap_constants = snap_constants
         self.model_selection = model_selection
@@ -570,8 +602,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         # by column index from here on: what the search is built with and compared by
         required = required_columns(self.required_features, self._column_names())
         params = {**params, "required_features": required}
-        rng = check_random_state(self.random_state)
-        torch_seed, numpy_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
+        torch_seed, numpy_seed = self._seeds()
         self.interrupted_ = False
         if np.ptp(y) == 0:
             return self._fit_constant_target(X, y)
@@ -587,6 +618,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if search is None:
             search = build_search(params, X, y, sample_weight, self.device_, torch_seed,
                                   numpy_seed, self.data_units_)
+            seed_search(search, self.guesses, self.symbol_names_)
+        # before the run: a guess undefined on these rows is reported before the time is spent
+        guesses = guess_rows(search, self.guesses, self.symbol_names_, X, y, sample_weight,
+                             self.simplify)
 
         # run
         saver = SearchSaver(self.checkpoint, self.checkpoint_every, fingerprint, self.warm_start,
@@ -601,6 +636,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
 
         self._present(result, X, y, sample_weight, search.y_variance, search.scorer.fitted_rows,
                       required=required)
+        self.guesses_ = guesses
         self.__dict__.pop("candidates_", None)  # a previous fit's
         if self.keep_candidates:
             self.candidates_ = as_table(candidate_rows(search.scorer.cache.values(),
@@ -619,7 +655,14 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.search_state_ = None
         self._present(SearchResult(best, HallOfFame(), best, stop_reason="constant target"),
                       X, y, None, 0.0)
+        self.guesses_ = []  # y = c is exact: no search to seed
         return self
+
+    def _seeds(self) -> tuple[int, int]:
+        """(torch, NumPy) seeds of a search: the policy's and the constant fitter's."""
+        rng = check_random_state(self.random_state)
+        torch_seed, numpy_seed = (int(s) for s in rng.randint(0, 2**31 - 1, size=2))
+        return torch_seed, numpy_seed
 
     def _present(self, result: SearchResult, X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, y_variance: float,
@@ -834,6 +877,59 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if not np.all(np.isfinite(y_pred)):
             return -math.inf
         return float(r2_score(y, y_pred, sample_weight=sample_weight))
+
+    def score_formula(self, formula, X, y, sample_weight=None) -> GuessRow:
+        """Fit and score a formula of your own on ``(X, y)`` as the search scores its
+        formulas, to set beside :attr:`pareto_front_`.
+
+        The formula is read as ``guesses`` are (numbers are constants fitted from
+        the value written; see :mod:`cadsr_sklearn.formula_parser`), with this
+        model's operators, reward, ``criterion`` and constant fitter (seeded as
+        ``fit`` seeds it, so on the training data a guess scores as in
+        :attr:`guesses_`). The sampler's limits do not apply: nothing is sampled.
+
+        Parameters
+        ----------
+        formula : str or sympy.Expr
+            In the features' symbols (:attr:`symbol_names_`), e.g. ``"1.5*m*v**2"``.
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights, as in :meth:`fit`.
+
+        Returns
+        -------
+        row : GuessRow
+            The formula fitted: ``complexity``, ``loss`` (MSE on ``(X, y)``),
+            ``r2``, ``reward``, ``criterion``, ``equation``, ``formula``,
+            ``constants`` with their standard errors…; compare its
+            ``criterion`` with the front's on the same data. A list of one per
+            output for a model of several outputs.
+
+        Raises
+        ------
+        ValueError
+            For a formula that cannot be read or written with this model's
+            operators, or that is not finite on every row; for data as
+            :meth:`fit` refuses it.
+        """
+        check_is_fitted(self, "selections_")
+        if self._several_outputs:
+            Y = np.asarray(y)
+            if Y.ndim != 2 or Y.shape[1] != len(self.estimators_):
+                raise ValueError(f"y must have one column per output ({len(self.estimators_)}), "
+                                 f"got shape {Y.shape}.")
+            return [e.score_formula(formula, X, Y[:, j], sample_weight)
+                    for j, e in enumerate(self.estimators_)]
+        check_numeric_target(y)
+        try:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
+        except ValueError as err:
+            raise with_numeric_hint(err, X) from err
+        X, y, sample_weight = frequency_weighted(X, y.astype(np.float64, copy=False),
+                                                 sample_weight)
+        return formula_row(formula, self.get_params(), X, y, sample_weight, self.symbol_names_,
+                           self._seeds()[1])
 
     def sympy(self, *, index: int | None = None, precision: int | None = None) -> sympy.Expr:
         """The selected formula (or row ``index`` of :attr:`equations_`) as a SymPy expression.

@@ -30,8 +30,8 @@ from .shown_constants import CONSTANT_COLUMNS, ShownConstants, shown_constants
 from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 
-__all__ = ["FrontRow", "FrontReport", "report_front", "formula", "as_table", "row_position",
-           "candidate_rows", "CANDIDATE_COLUMNS",
+__all__ = ["FrontRow", "FrontReport", "report_front", "front_row", "formula", "as_table",
+           "row_position", "candidate_rows", "CANDIDATE_COLUMNS",
            "constant_rows", "CONSTANT_COLUMNS"]
 
 
@@ -113,39 +113,21 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
     to the formula before (the search's ``SearchResult.snapped_from``). ``keep``: the
     symbols of ``required_features``, which simplification may not drop.
     """
-    symbols = [sympy.Symbol(n) for n in names]
     rows: list[FrontRow] = []
     for c in front:
-        equation = formula(c.expression, X, names, simplify, keep)
-        with np.errstate(all="ignore"):
-            reference = c.expression.evaluate(X)
-        d = faithful_digits(equation, symbols, X, reference)
-        text = str(round_floats(equation, d))
+        row = front_row(c, X, y, sample_weight, names, simplify=simplify, y_variance=y_variance,
+                        fitted_rows=fitted_rows, before=(snapped_from or {}).get(c.expression.key),
+                        keep=keep)
         # One formula once, and one text once (two trees can read the same at four
         # digits, 6.295*(L/g)**0.5012 at k = 9 and 11): the simplest tree of it,
         # unless the other is τ*, which every rule must still find.
         twin = next((i for i, r in enumerate(rows)
-                     if r.equation == equation or r.formula == text), None)
+                     if r.equation == row.equation or r.formula == row.formula), None)
         if twin is not None:
             if c.expression.key != best.expression.key:
                 continue
             del rows[twin]
-        seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
-        before = (snapped_from or {}).get(c.expression.key)
-        unsnapped = None
-        if before is not None:
-            unsnapped = (before.expression, constant_uncertainty(
-                before.expression, X, y, sample_weight,
-                None if fitted_rows is None else fitted_rows(before)))
-        rows.append(FrontRow(
-            complexity=c.complexity, loss=c.loss, r2=r2_from_loss(c.loss, y_variance),
-            reward=c.reward, criterion=c.criterion, equation=equation,
-            formula=text, expression=c.expression, digits=d,
-            uncertainty=constant_uncertainty(c.expression, X, y, sample_weight, seen),
-            constants=shown_constants(equation, d, c.expression, names, X, y, sample_weight,
-                                      seen, unsnapped),
-            unsnapped=None if unsnapped is None else unsnapped[0],
-            unsnapped_uncertainty=None if unsnapped is None else unsnapped[1]))
+        rows.append(row)
     cv_errors = None
     if model_selection == "cv":
         cv_errors = cross_validated_errors([r.expression for r in rows], X, y,
@@ -164,6 +146,33 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
     chosen = choices[model_selection]
     rows[chosen] = replace(rows[chosen], selected=True)
     return FrontReport(rows, chosen, choices)
+
+
+def front_row(c: Candidate, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None,
+              names: list[str], *, simplify: bool, y_variance: float,
+              fitted_rows: Callable[[Candidate], np.ndarray] | None = None,
+              before: Candidate | None = None, keep: Sequence[str] = ()) -> FrontRow:
+    """The row that reports the scored candidate ``c``; the arguments as for
+    :func:`report_front`, ``before`` its fit before snapping where snapping changed it."""
+    equation = formula(c.expression, X, names, simplify, keep)
+    with np.errstate(all="ignore"):
+        reference = c.expression.evaluate(X)
+    d = faithful_digits(equation, [sympy.Symbol(n) for n in names], X, reference)
+    seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
+    unsnapped = None
+    if before is not None:
+        unsnapped = (before.expression, constant_uncertainty(
+            before.expression, X, y, sample_weight,
+            None if fitted_rows is None else fitted_rows(before)))
+    return FrontRow(
+        complexity=c.complexity, loss=c.loss, r2=r2_from_loss(c.loss, y_variance),
+        reward=c.reward, criterion=c.criterion, equation=equation,
+        formula=str(round_floats(equation, d)), expression=c.expression, digits=d,
+        uncertainty=constant_uncertainty(c.expression, X, y, sample_weight, seen),
+        constants=shown_constants(equation, d, c.expression, names, X, y, sample_weight,
+                                  seen, unsnapped),
+        unsnapped=None if unsnapped is None else unsnapped[0],
+        unsnapped_uncertainty=None if unsnapped is None else unsnapped[1])
 
 
 def formula(expression: Expression, X: np.ndarray, names: list[str],

@@ -20,7 +20,7 @@ __all__ = ["PER_OUTPUT", "fit_outputs", "per_output"]
 
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
 PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
-              "n_evaluations_", "stop_reason_", "y_variance_")
+              "n_evaluations_", "stop_reason_", "y_variance_", "guesses_")
 
 
 def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_units=None,

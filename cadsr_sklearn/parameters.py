@@ -73,6 +73,7 @@ PARAMETER_CONSTRAINTS: dict = {
     "max_evaluations": [Interval(Integral, 1, None, closed="left"), None],
     "tol": [Interval(Real, 0, None, closed="left")],
     "patience": [Interval(Integral, 1, None, closed="left"), None],
+    "guesses": ["array-like", None],
     "prune": ["boolean"],
     "snap_constants": ["boolean"],
     "model_selection": [StrOptions(set(RULES))],

@@ -219,6 +219,17 @@ class Scorer:
                                        from_held=True, fresh_starts=False)
         return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
 
+    def score_given(self, expressions: list[Expression]) -> list[Candidate]:
+        """Candidates of expressions given from outside the sampler (a user's guesses),
+        each fitted on all the fitter's rows, first from the constants it holds; cached,
+        so that each is fitted once and the search's own samples of it reuse the fit."""
+        new = list({e.key: e for e in expressions
+                    if e.key not in self.cache or e.key not in self.fitted_on_all_rows}.values())
+        for cand in self.refit(new) if new else ():
+            self.cache[cand.expression.key] = cand
+            self.fitted_on_all_rows.add(cand.expression.key)
+        return [self.cache[e.key] for e in expressions]
+
     def fitted_rows(self, candidate: Candidate) -> np.ndarray:
         """The training rows ``candidate``'s constants were fitted on (least squares on
         them), where their uncertainty is to be judged: the screening rows for a screened

@@ -42,6 +42,7 @@ STRUCTURE = (
     "length_prior", "const_fit_samples", "const_screen_samples", "reward", "criterion",
     "bic_variance", "likelihood", "spl_eta", "tpsr_lambda",
     "required_features", "nested_constraints", "operator_complexity",
+    "guesses",  # they seed the search's start: a continued search was seeded with its own
 )
 
 
@@ -71,8 +72,9 @@ class Search(SearchParts):
 
     def changed_structure(self, params: Mapping[str, Any]) -> list[str]:
         """The :data:`STRUCTURE` parameters whose values in ``params`` differ from this search's."""
+        # .get: a search saved before a parameter joined STRUCTURE had its default, None
         return [name for name in STRUCTURE if _comparable(params[name])
-                != _comparable(self.structure[name])]
+                != _comparable(self.structure.get(name))]
 
     def new_call(self, params: Mapping[str, Any]) -> None:
         """Go on with this search for another call: ``params``' loop settings, a fresh budget.

@@ -5,7 +5,9 @@ and the front.
 notebook's rich display (``_repr_mimebundle_``, ``_repr_html_``) show, under
 scikit-learn's parameter repr, each output's chosen formula named after its
 target, its complexity and training R², and the Pareto front as a compact
-table (:func:`text_summary`, :func:`html_summary`). An unfitted estimator
+table (:func:`text_summary`, :func:`html_summary`); below it, the user's
+``guesses`` fitted, each with whether the chosen formula beats it on the
+criterion. An unfitted estimator
 shows scikit-learn's display alone::
 
     CADSRRegressor(max_time=20, random_state=0)
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .display import r2_from_loss
+from .guesses import verdict
 from .selection import SelectionError, chosen_row
 
 __all__ = ["text_summary", "html_summary", "MAX_ROWS", "MAX_WIDTH"]
@@ -112,6 +115,7 @@ def text_summary(model) -> str:
             lines.append(f"{indent}  {_facts(model, output, rows)}")
         lines += [indent + line for line in _symbols(output.estimator)]
         lines += [indent + "  " + line for line in _front_lines(output, rows)]
+        lines += [indent + "  " + line for line in _guess_lines(output, rows)]
     return "\n".join(lines)
 
 
@@ -144,6 +148,34 @@ def _front_lines(output: _Output, rows: list) -> list[str]:
     return lines
 
 
+def _guesses(output: _Output) -> list:
+    return list(getattr(output.estimator, "guesses_", None) or [])  # older models have none
+
+
+def _verdicts(output: _Output, rows: list) -> list[str]:
+    """Whether the chosen formula beats each guess on the criterion (none without a choice)."""
+    if output.position is None:
+        return ["" for _ in _guesses(output)]
+    return [verdict(rows[output.position], guess) for guess in _guesses(output)]
+
+
+def _guess_lines(output: _Output, rows: list) -> list[str]:
+    """Each guess fitted, beside the front, and whether the chosen formula beats it."""
+    guesses = _guesses(output)
+    if not guesses:
+        return []
+    with_r2 = _r2(output.estimator, 0.0) is not None
+    lines = ["your guesses, fitted and scored as the search's formulas:",
+             "guess  k" + ("    train R²" if with_r2 else "") + "  formula (as written)"]
+    for i, (guess, said) in enumerate(zip(guesses, _verdicts(output, rows))):
+        r2 = f"  {_r2(output.estimator, guess.loss):10.6f}" if with_r2 else ""
+        text = _cut(f"{guess.formula}  ({guess.guess})", MAX_WIDTH)
+        lines.append(f"{i:5d} {guess.complexity:2d}{r2}  {text}")
+        if said:
+            lines.append(f"      {said}")
+    return lines
+
+
 # ----------------------------------------------------------------------- HTML
 _BOX = ("border-left:4px solid #d62728;background:rgba(127,127,127,.08);"
         "padding:.35em .8em;margin:.2em 0 .3em;overflow-x:auto")
@@ -168,6 +200,7 @@ def html_summary(model) -> str:
         parts += [f"<div style=\"{_MUTED}\">{_e(line.strip())}</div>"
                   for line in _symbols(output.estimator)]
         parts.append(_front_table(output, rows))
+        parts.append(_guess_table(output, rows))
     parts.append("</div>")
     return "".join(parts)
 
@@ -209,6 +242,30 @@ def _front_table(output: _Output, rows: list) -> str:
     return (f"<details open><summary style=\"{_MUTED}\">Pareto front ({len(rows)} rows, "
             "simplest first)</summary><table style=\"border-collapse:collapse;"
             f"font-variant-numeric:tabular-nums\">{head}{''.join(body)}</table>{more}</details>")
+
+
+def _guess_table(output: _Output, rows: list) -> str:
+    guesses = _guesses(output)
+    if not guesses:
+        return ""
+    with_r2 = _r2(output.estimator, 0.0) is not None
+    head = (f"<tr><th style=\"{_CELL}\">guess</th><th style=\"{_CELL}\">k</th>"
+            + (f"<th style=\"{_CELL}\">train R²</th>" if with_r2 else "")
+            + "".join(f"<th style=\"{_CELL};text-align:left\">{h}</th>"
+                      for h in ("fitted", "as written", "on the criterion")) + "</tr>")
+    body = []
+    for i, (guess, said) in enumerate(zip(guesses, _verdicts(output, rows))):
+        r2 = (f"<td style=\"{_CELL}\">{_r2(output.estimator, guess.loss):.6f}</td>"
+              if with_r2 else "")
+        body.append(f"<tr><td style=\"{_CELL}\">{i}</td><td style=\"{_CELL}\">"
+                    f"{guess.complexity}</td>{r2}"
+                    f"<td style=\"{_CELL};text-align:left\"><code>{_e(guess.formula)}</code></td>"
+                    f"<td style=\"{_CELL};text-align:left\"><code>{_e(guess.guess)}</code></td>"
+                    f"<td style=\"{_CELL};text-align:left\">{_e(said)}</td></tr>")
+    return (f"<details open><summary style=\"{_MUTED}\">Your guesses ({len(guesses)}), "
+            "fitted and scored as the search's formulas</summary><table style=\""
+            f"border-collapse:collapse;font-variant-numeric:tabular-nums\">{head}"
+            f"{''.join(body)}</table></details>")
 
 
 def _e(text) -> str:

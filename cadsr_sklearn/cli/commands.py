@@ -19,7 +19,8 @@ import numpy as np
 from ..user_input import UsageError, estimator_params, nested_constraints, operator_complexity
 from .checks import check_device, check_operators, check_plot_folder, check_writable
 from .demo import DEMO_BATCH_SIZE, in_names, matches_truth, pendulum_data
-from .printing import print_formula, print_front, print_run, print_symbols, write_plots
+from .printing import (print_formula, print_front, print_guesses, print_run, print_symbols,
+                       write_plots)
 from .tables import numeric, read_table
 
 __all__ = ["cmd_demo", "cmd_fit", "cmd_predict", "cmd_show", "cmd_report"]
@@ -183,6 +184,8 @@ def cmd_fit(args) -> int:
         params["nested_constraints"] = nested_constraints(args.nested)
     if args.complexity is not None:
         params["operator_complexity"] = operator_complexity(args.complexity)
+    if args.guesses:
+        params["guesses"] = list(args.guesses)
     params.update(estimator_params(args.param))  # last: --param overrides the options above
     held_out = None
     if args.validation is not None:
@@ -222,6 +225,7 @@ def cmd_fit(args) -> int:
               f"({len(y_held_out)} rows, --validation {args.validation:g})")
     print_run(model, seconds)
     print_front(model)
+    print_guesses(model)
     joblib.dump(model, args.out)
     print(f"\nSaved the model to {args.out}; apply it with: cadsr predict {args.out} NEW_DATA.csv")
     if args.plots:  # on the held-out rows when there are some, saying which rows they are
@@ -365,6 +369,7 @@ def cmd_show(args) -> int:
     )
     print(f"Saved with: cadsr-sklearn {getattr(model, 'version_', '?')}")
     print_front(model)
+    print_guesses(model)
     return 0
 
 

@@ -127,6 +127,11 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                      help="any CADSRRegressor parameter, e.g. --param snap_constants=False "
                      "--param alpha=2.5 (repeatable; VALUE is read as a Python literal)")
+    fit.add_argument("--guess", dest="guesses", action="append", default=None,
+                     metavar="FORMULA",
+                     help="a formula you believe in, in the column names, e.g. --guess "
+                     "'1.5*m*v**2': it seeds the search and is shown fitted beside the "
+                     "Pareto front (repeatable)")
     fit.add_argument(
         "--binary",
         nargs="+",

@@ -9,7 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-__all__ = ["print_formula", "print_symbols", "print_run", "print_front", "write_plots"]
+__all__ = ["print_formula", "print_symbols", "print_run", "print_front", "print_guesses",
+           "write_plots"]
 
 
 def _pretty(expr) -> str:
@@ -67,6 +68,26 @@ def print_front(model) -> None:
         mark = "*" if row.selected else " "
         r2 = f"  {_train_r2(model, row.loss):10.6f}" if with_r2 else ""
         print(f"  {index:3d} {mark} {row.complexity:3d}  {row.loss:.3e}{r2}  {row.formula}")
+
+
+def print_guesses(model) -> None:
+    """The formulas of ``--guess`` fitted, and whether the chosen formula beats each on
+    the criterion (nothing without guesses)."""
+    from ..guesses import verdict
+
+    guesses = getattr(model, "guesses_", None)
+    if not guesses or "estimators_" in vars(model):  # a model of several outputs: none here
+        return
+    chosen = next(row for row in model.pareto_front_ if row.selected)
+    with_r2 = _train_r2(model, 0.0) is not None
+    print("\nYour guesses (--guess), fitted and scored as the search's formulas:")
+    print("  guess    k  train MSE" + ("    train R²" if with_r2 else "")
+          + "  formula (as written)")
+    for index, guess in enumerate(guesses):
+        r2 = f"  {_train_r2(model, guess.loss):10.6f}" if with_r2 else ""
+        print(f"  {index:5d} {guess.complexity:4d}  {guess.loss:.3e}{r2}  {guess.formula}  "
+              f"({guess.guess})")
+        print(f"        {verdict(chosen, guess)}")
 
 
 def print_run(model, seconds: float | None = None) -> None:

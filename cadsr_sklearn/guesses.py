@@ -1,0 +1,191 @@
+"""The user's hypotheses: formulas a person writes, scored as the search scores its own.
+
+``CADSRRegressor(guesses=["1.5*m*v**2", …])`` starts the search from what its
+user already believes. Each guess is read as a tree of the search's token
+library (:mod:`cadsr_sklearn.formula_parser`), checked against what the
+sampler could write itself (length and hard constraints: the replay buffer is
+re-scored by teacher forcing through the sampler, which accepts no other tree),
+its constants fitted from the values written, and scored with the same reward
+and criterion as every sampled formula (:func:`seed_search`). It then joins
+the replay buffer, so that the policy is trained towards it from the first
+update, the hall of fame, and τ* when the criterion ranks it highest: a
+search can only end with something the criterion ranks at least as high as
+the best guess.
+
+Each guess is reported as a :class:`GuessRow` (:func:`guess_rows`, the
+estimator's ``guesses_``): the front's record of it, with the text as written,
+so that the discovered law can be compared with the user's on the criterion
+that chose it (:func:`verdict`). :func:`formula_row` scores one formula on
+other data in the same way (the estimator's ``score_formula``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from .units import check_units
+from .constraints import Constraints
+from .expression import Expression
+from .formula_parser import formula_text, parse_formula
+from .front import FrontRow, front_row
+from .scoring import Candidate, Scorer
+from .search import Search, build_search
+
+__all__ = ["GuessRow", "guess_expressions", "rejection", "seed_search", "guess_rows",
+           "formula_row", "verdict"]
+
+
+@dataclass(frozen=True)
+class GuessRow(FrontRow):
+    """A formula the user wrote, fitted and scored as the search's own: a row of the
+    front's kind (complexity, loss, R², reward, criterion, constants with their standard
+    errors…), and the formula as it was written."""
+
+    guess: str = ""  # as written (a SymPy expression's text)
+
+    @classmethod
+    def of(cls, row: FrontRow, guess: str) -> "GuessRow":
+        return cls(**{f.name: getattr(row, f.name) for f in fields(FrontRow)}, guess=guess)
+
+    def record(self) -> dict:
+        return {"guess": self.guess, **super().record()}
+
+
+def guess_expressions(guesses: Sequence | None, names: Sequence[str],
+                      constraints: Constraints) -> list[Expression]:
+    """Each guess as a tree of ``constraints.library``, its constants at the values written.
+
+    Raises ValueError, saying which guess and why, for one the library cannot
+    write or the sampler could not have sampled.
+    """
+    expressions = []
+    for guess, label in zip(guesses or (), _labels(guesses)):
+        expression = parsed(guess, names, constraints.library, label)
+        if constraints.units is not None:
+            check = check_units(expression, constraints.units)
+            if not check.consistent:
+                raise ValueError(f"{label} is not dimensionally consistent with X_units and "
+                                 f"y_units: {check.reason}.")
+        if not constraints.admits([expression.tokens])[0]:
+            raise ValueError(f"{label} cannot seed the search: "
+                             f"{rejection(constraints, expression)} The search learns only from "
+                             "formulas its sampler could write.")
+        expressions.append(expression)
+    return expressions
+
+
+def parsed(formula, names: Sequence[str], library, label: str) -> Expression:
+    """:func:`~cadsr_sklearn.formula_parser.parse_formula`, its error naming ``label``."""
+    try:
+        return parse_formula(formula, names, library)
+    except ValueError as err:
+        raise ValueError(f"{label}: {err}") from None
+
+
+def rejection(constraints: Constraints, expression: Expression) -> str:
+    """Why the sampler could not write ``expression``: the first node a rule bans, and the
+    rule (the first line of its docstring)."""
+    library = constraints.library
+    if len(expression) > constraints.max_length:
+        return (f"its tree has {len(expression)} nodes, more than max_length="
+                f"{constraints.max_length}.")
+    state = constraints.new_state(1)
+    for t, token in enumerate(expression.tokens):
+        if not constraints.mask(state)[0, token]:
+            rule = next((r for r in constraints.rules if _bans(r, constraints, state, token)),
+                        None)
+            why = "" if rule is None else f" ({_rule_text(rule)})"
+            return (f"node {t} of its tree (breadth-first order), {library.names[token]!r}, "
+                    f"breaks the sampler's rule {getattr(rule, '__name__', '?')}{why}.")
+        state.advance(torch.tensor([token]))
+    return "the sampler's constraints ban it."
+
+
+def _bans(rule, constraints: Constraints, state, token: int) -> bool:
+    allowed = torch.ones(1, len(constraints.library), dtype=torch.bool)
+    rule(constraints, state, allowed)
+    return not bool(allowed[0, token])
+
+
+def _rule_text(rule) -> str:
+    line = (rule.__doc__ or "").strip().splitlines()
+    return line[0].replace("``", "").rstrip(".") if line else ""
+
+
+def scored(scorer: Scorer, expressions: list[Expression], labels: list[str]) -> list[Candidate]:
+    """The candidates of ``expressions``, each fitted on all the fitter's rows from the
+    constants written, scored once (then cached: the search never refits them);
+    ValueError for one not finite on the training rows."""
+    candidates = scorer.score_given(expressions)
+    for label, candidate in zip(labels, candidates):
+        if not math.isfinite(candidate.criterion):
+            raise ValueError(f"{label} is not finite on every training row at any constants "
+                             "the fit found (a log or square root of a negative number, a "
+                             "division by zero?).")
+    return candidates
+
+
+def seed_search(search: Search, guesses: Sequence | None, names: Sequence[str]) -> None:
+    """Put the guesses, scored, in a new ``search``'s replay buffer and hall of fame,
+    and the best of them as τ* (see the module's docstring)."""
+    expressions = guess_expressions(guesses, names, search.sampler.constraints)
+    if not expressions:
+        return
+    candidates = scored(search.scorer, expressions, _labels(guesses))
+    state = search.state
+    ranked = sorted((c for c in candidates if math.isfinite(c.reward)), key=lambda c: -c.reward)
+    unique = list({c.expression.key: c for c in ranked}.values())
+    state.replay = unique[:search.config.n_top]  # as the loop keeps it: the best rewards
+    state.hall_of_fame.update(candidates)
+    best = max(candidates, key=lambda c: c.criterion)
+    if state.best is None or best.criterion > state.best.criterion:
+        state.best = best
+
+
+def guess_rows(search: Search, guesses: Sequence | None, names: Sequence[str], X: np.ndarray,
+               y: np.ndarray, sample_weight: np.ndarray | None,
+               simplify: bool) -> list[GuessRow]:
+    """The guesses as ``search`` scores them on ``(X, y)``, one row each (its cache's fits:
+    those of :func:`seed_search`, or, for a search continued on new data, fits there)."""
+    labels = _labels(guesses)
+    expressions = [parsed(g, names, search.library, label)
+                   for g, label in zip(guesses or (), labels)]
+    candidates = scored(search.scorer, expressions, labels) if expressions else []
+    return [GuessRow.of(front_row(c, X, y, sample_weight, list(names), simplify=simplify,
+                                  y_variance=search.y_variance,
+                                  fitted_rows=search.scorer.fitted_rows), formula_text(g))
+            for g, c in zip(guesses or (), candidates)]
+
+
+def formula_row(formula, params, X: np.ndarray, y: np.ndarray,
+                sample_weight: np.ndarray | None, names: Sequence[str],
+                numpy_seed: int) -> GuessRow:
+    """``formula`` fitted and scored on ``(X, y)`` as a search with ``params`` (an
+    estimator's ``get_params()``) would score it, its constant fitter seeded with
+    ``numpy_seed``. No sampler constraint applies: nothing is sampled."""
+    search = build_search(params, X, y, sample_weight, torch.device("cpu"), 0, numpy_seed)
+    label = f"The formula {formula_text(formula)!r}"
+    expression = parsed(formula, names, search.library, label)
+    [candidate] = scored(search.scorer, [expression], [label])
+    return GuessRow.of(front_row(candidate, X, y, sample_weight, list(names),
+                                 simplify=params["simplify"], y_variance=search.y_variance,
+                                 fitted_rows=search.scorer.fitted_rows), formula_text(formula))
+
+
+def verdict(chosen: FrontRow, guess: FrontRow) -> str:
+    """Whether the chosen formula beats the guess on the criterion, in words."""
+    scores = f"criterion {chosen.criterion:.6g} vs {guess.criterion:.6g}"
+    if math.isclose(chosen.criterion, guess.criterion, rel_tol=1e-9, abs_tol=1e-9):
+        return f"the chosen formula ties with it ({scores})"
+    if chosen.criterion > guess.criterion:
+        return f"the chosen formula beats it ({scores})"
+    return f"it beats the chosen formula ({scores})"
+
+
+def _labels(guesses: Sequence | None) -> list[str]:
+    return [f"guesses[{i}] = {formula_text(g)!r}" for i, g in enumerate(guesses or ())]
