@@ -363,9 +363,17 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         one row each (``complexity``, ``loss``, ``reward``, ``criterion``,
         ``formula``: the tree in infix, constants to 6 significant digits),
         best reward first; not pruned, snapped or simplified. Without, absent.
+    units_ : str or None
+        The chosen formula's physical units (with ``X_units``), in SI symbols:
+        the target's, and where a constant factor carries units (see
+        "Physical units" in the user guide), that factor's. None without units.
+    data_units_ : Units or None
+        The units ``fit`` was given, as exponent vectors over base dimensions.
     history_ : list of dict
         Per epoch: τ*'s reward, criterion, loss and complexity, ``n_unique``
-        (distinct formulas among the batch's B), evaluations, time (seconds
+        (distinct formulas among the batch's B), ``invalid_fraction`` and
+        ``units_rejected_fraction`` (of the batch: not finite, and rejected by
+        the dimensional check), evaluations, time (seconds
         into the ``fit`` call that ran the epoch), and the update's diagnostics
         (approximate KL, clip fraction, KL to θ_ref, entropy); with
         ``warm_start``, the epochs of every call. Before pruning and snapping.

@@ -285,9 +285,11 @@ def _epoch(search: SearchParts) -> dict:
     # 2. sample B unique expressions, fit constants, score
     batch = sampler.sample_unique(config.batch_size, config.oversampling, generator)
     sampled_at = time.perf_counter()
+    rejected_before = scorer.n_rejected_for_units
     candidates = scorer(batch.expressions(search.library))
     scored_at = time.perf_counter()
     state.n_evaluations += len(candidates)
+    rejected = scorer.n_rejected_for_units - rejected_before
     state.call.evaluations += len(candidates)
     rewards = np.array([c.reward for c in candidates])
 
@@ -340,6 +342,8 @@ def _epoch(search: SearchParts) -> dict:
                               if np.isfinite(rewards).any() else -math.inf),
         "n_unique": len(set(batch.keys())),
         "invalid_fraction": float(np.mean(~np.isfinite(rewards))),
+        # the batch's new formulas the units' final check rejected (0 without units)
+        "units_rejected_fraction": rejected / len(candidates),
         "evaluations": state.n_evaluations,
         "time": 0.0,  # the call's clock, set by the loop
         "time_sampling": sampled_at - epoch_start,

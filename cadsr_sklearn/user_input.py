@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 
 __all__ = ["UsageError", "estimator_params", "parse_value", "nested_constraints",
-           "operator_complexity"]
+           "operator_complexity", "column_units"]
 
 
 class UsageError(Exception):
@@ -75,3 +75,23 @@ def operator_complexity(entries: list[str]) -> dict[str, int]:
                              "e.g. --complexity sin=3 pow=2")
         weights[name.strip()] = int(weight)
     return weights
+
+
+def column_units(pairs: list[str], features: list[str], target: str) -> tuple[dict, str | None]:
+    """``--units NAME=UNITS …`` as ``fit``'s ``X_units`` (by feature name) and ``y_units``."""
+    units = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise UsageError(f"--units {pair!r}: expected NAME=UNITS, e.g. --units g=m/s^2")
+        if name not in features and name != target:
+            raise UsageError(f"--units {name}: not a column of the fit; the columns are "
+                             f"{' '.join([*features, target])}")
+        units[name] = text.strip()
+    y_units = units.pop(target, None)
+    missing = [f for f in features if f not in units]
+    if missing:
+        raise UsageError(f"--units gives no units for {' '.join(missing)}; give every "
+                         f"feature's ('1' for a dimensionless one)")
+    return units, y_units

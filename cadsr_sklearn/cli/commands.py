@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..user_input import UsageError, estimator_params, nested_constraints, operator_complexity
+from ..user_input import (UsageError, column_units, estimator_params, nested_constraints,
+                          operator_complexity)
 from .checks import check_device, check_operators, check_plot_folder, check_writable
 from .demo import DEMO_BATCH_SIZE, in_names, matches_truth, pendulum_data
 from .printing import (print_formula, print_front, print_guesses, print_run, print_symbols,
@@ -187,6 +188,8 @@ def cmd_fit(args) -> int:
     if args.guesses:
         params["guesses"] = list(args.guesses)
     params.update(estimator_params(args.param))  # last: --param overrides the options above
+    units = {} if args.units is None else dict(zip(
+        ("X_units", "y_units"), column_units(args.units, list(X.columns), args.target)))
     held_out = None
     if args.validation is not None:
         X, held_out, y, y_held_out = _split(X, y, args.validation, args.seed)
@@ -205,7 +208,7 @@ def cmd_fit(args) -> int:
         start = time.perf_counter()
         with warnings.catch_warnings(record=True) as advice:
             warnings.simplefilter("always", SmallDataWarning)
-            model.fit(X, y)
+            model.fit(X, y, **units)
     except (ValueError, TypeError) as err:  # what the estimator rejects that the checks missed
         raise UsageError(str(err).splitlines()[0]) from None
     for note in advice:  # the small-table advice, as a note rather than a Python warning

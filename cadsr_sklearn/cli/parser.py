@@ -127,6 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                      help="any CADSRRegressor parameter, e.g. --param snap_constants=False "
                      "--param alpha=2.5 (repeatable; VALUE is read as a Python literal)")
+    fit.add_argument("--units", nargs="+", default=None, metavar="NAME=UNITS",
+                     help="physical units of the columns, the target's too, e.g. --units "
+                     "L=m g=m/s^2 T=s ('1' for dimensionless): every formula is then "
+                     "dimensionally consistent")
     fit.add_argument("--guess", dest="guesses", action="append", default=None,
                      metavar="FORMULA",
                      help="a formula you believe in, in the column names, e.g. --guess "

@@ -1,0 +1,192 @@
+"""Physical units: parsing, the final check, the sampling masks, and fits with units."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from budgets import TINY, TINY_MODEL
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.constraints import Constraints
+from cadsr_sklearn.expression import Expression
+from cadsr_sklearn.library import Library
+from cadsr_sklearn.policy import Policy
+from cadsr_sklearn.priors import Priors
+from cadsr_sklearn.sampler import Sampler
+from cadsr_sklearn.units import check_units, data_units, parse_units
+
+# U = k x² / 2: a spring's energy (I.14.4 of AI-Feynman)
+SPRING = dict(X_units=["kg/s^2", "m"], y_units="kg*m^2/s^2")
+
+
+def _expression(library: Library, names: list[str]) -> Expression:
+    return Expression.from_names(names, library, order="prefix")
+
+
+# ----------------------------------------------------------------- parsing
+
+def test_unit_strings_become_exponent_vectors():
+    units = parse_units(["m/s^2", "kg", "1"], "kg*m/s^2", ["a", "m", "r"])
+    assert units.base == ("[mass]", "[length]", "[time]")
+    np.testing.assert_array_equal(units.features, [[0, 1, -2], [1, 0, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(units.target, [1, 1, -2])
+    assert not units.dimensional_constant  # N = kg·m/s²: a product of the inputs'
+    assert units.format(units.target) == "kg*m/s**2"
+    by_name = parse_units({"m": "kg", "a": "m/s^2", "r": ""}, "N", ["a", "m", "r"])
+    np.testing.assert_array_equal(by_name.features, units.features)
+    np.testing.assert_array_equal(by_name.target, units.target)
+
+
+def test_exponent_vectors_are_taken_as_given():
+    units = parse_units([[1, 0], [0, 1]], [1, -2], ["L", "T"])
+    assert units.base == ("d0", "d1")
+    np.testing.assert_array_equal(units.target, [1, -2])
+    assert units.format(units.target) == "d0/d1**2"
+
+
+def test_the_overall_factor_carries_units_only_where_no_formula_balances_without():
+    # Kepler: a period in days from a semi-major axis in au needs a dimensional constant
+    assert parse_units(["au"], "day", ["a"]).dimensional_constant
+    assert not parse_units(["m", "s"], "m/s", ["L", "T"]).dimensional_constant
+    assert parse_units(["m", "s"], "m/s", ["L", "T"], dimensional_constant=True) \
+        .dimensional_constant
+
+
+@pytest.mark.parametrize("X_units, y_units, message", [
+    (["m"], "furlongs_per_blorp", "y_units: cannot read the units"),
+    (["degC"], "K", "offset"),
+    (["m", "s"], "m", "2 entries but X has 1"),
+    ({"b": "m"}, "m", "not features"),
+    ([[1, 0]], "m", "either as unit strings or as exponent vectors"),
+    ([[1, 0]], [1, 0, 0], "different lengths"),
+    ("m", "m", "one entry per feature"),
+])
+def test_bad_units_raise_saying_what_is_wrong(X_units, y_units, message):
+    with pytest.raises(ValueError, match=message):
+        parse_units(X_units, y_units, ["a"])
+
+
+def test_target_units_need_feature_units_and_a_lookalike_unit_warns():
+    with pytest.raises(ValueError, match="y_units needs X_units"):
+        data_units(None, "m", ["a"])
+    assert data_units(None, None, ["a"]) is None
+    with pytest.warns(UserWarning, match="'au'"):
+        parse_units(["AU"], "day", ["a"])  # pint's AU is absorbance
+
+
+# --------------------------------------------------------------- the check
+
+def test_the_check_accepts_laws_and_says_why_it_rejects_the_rest():
+    library = Library(2, unary_operators=("sin", "sqrt", "square"))
+    units = parse_units(**SPRING, feature_names=["k", "x"])
+    law = _expression(library, ["mul", "c", "mul", "x0", "square", "x1"])  # c·k·x²
+    assert check_units(law, units).consistent
+    np.testing.assert_array_equal(check_units(law, units).units, units.target)
+    cases = {
+        ("add", "x0", "x1"): "adds",
+        ("sin", "x1"): "argument of a function",
+        ("mul", "x0", "x1"): "the target in",
+        ("pow", "x1", "x0"): "exponent",
+        ("mul", "x0", "pow", "x1", "c"): "fitted exponent",
+    }
+    for names, reason in cases.items():
+        verdict = check_units(_expression(library, list(names)), units)
+        assert not verdict.consistent and reason in verdict.reason, (names, verdict)
+
+
+def test_the_overall_factor_takes_the_units_the_formula_needs():
+    library = Library(1)
+    units = parse_units(["au"], "day", ["a"])
+    kepler = _expression(library, ["mul", "c", "pow", "x0", "c"]).with_constants([365.25, 1.5])
+    verdict = check_units(kepler, units)
+    assert verdict.consistent
+    np.testing.assert_allclose(verdict.factor_units, [-1.5, 1.0])  # s/m^1.5 over (length, time)
+    # the factor is only the top product chain's: a constant inside a sum stays dimensionless
+    assert not check_units(_expression(library, ["add", "c", "x0"]), units).consistent
+
+
+# ------------------------------------------------------------------ masks
+
+def _sampler(units, library, max_length=24) -> Sampler:
+    torch.manual_seed(0)
+    constraints = Constraints(library, max_length=max_length, units=units)
+    policy = Policy(len(library), max_length=max_length, embedding_dim=8, dct_dim=4, n_layers=1,
+                    n_heads=1, ff_dim=16, attention="dct", position_encoding="dpe",
+                    embedding_std=0.02, parent_sibling=True)
+    priors = Priors(library, uniform_arity=True, length=12, units=units is not None)
+    return Sampler(policy, library, constraints, priors)
+
+
+def test_masks_make_consistent_formulas_common_and_replay_exactly():
+    library = Library(2)
+    units = parse_units(**SPRING, feature_names=["k", "x"])
+    generator = torch.Generator().manual_seed(0)
+    batch = _sampler(units, library).sample(1000, generator)
+    free = _sampler(None, library).sample(1000, torch.Generator().manual_seed(0))
+    share = np.mean([check_units(e, units).consistent for e in batch.expressions(library)])
+    share_free = np.mean([check_units(e, units).consistent for e in free.expressions(library)])
+    assert share > 0.05 and share > 10 * share_free, (share, share_free)
+    # the sampled-equals-trained invariant: the masks are a function of the partial tree
+    again = _sampler(units, library).teacher_force(batch.token_lists())
+    assert torch.equal(again.masks, batch.masks)
+    torch.testing.assert_close(again.log_probs, batch.log_probs, atol=1e-5, rtol=0)
+
+
+def test_a_known_need_bans_the_variables_of_other_units():
+    library = Library(2)
+    units = parse_units(**SPRING, feature_names=["k", "x"])
+    constraints = Constraints(library, max_length=16, units=units)
+    state = constraints.new_state(1)
+    assert constraints.mask(state)[0, library.index("add")]  # the root needs energy
+    state.advance(torch.tensor([library.index("add")]))  # so do both sides
+    allowed = constraints.mask(state)[0]
+    assert not allowed[library.index("x0")] and not allowed[library.index("x1")]
+    assert not allowed[library.index("sin")] and allowed[library.index("mul")]
+
+
+# ------------------------------------------------------------------- fits
+
+def test_a_fit_with_units_returns_only_consistent_formulas():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (200, 2))
+    y = 0.5 * X[:, 0] * X[:, 1] ** 2
+    model = CADSRRegressor(**{**TINY, "n_epochs": 8}).fit(X, y, **SPRING)
+    assert model.units_ == "kg*m**2/s**2"
+    for row in model.pareto_front_:
+        assert check_units(row.expression, model.data_units_).consistent, row.formula
+    assert all(0 <= h["units_rejected_fraction"] <= 1 for h in model.history_)
+    assert model.history_[0]["units_rejected_fraction"] > 0  # the check did reject some
+
+
+def test_keplers_table_gives_a_power_law_with_a_dimensional_factor():
+    a = np.array([0.387, 0.723, 1.0, 1.524, 5.203, 9.537])  # au
+    P = np.array([87.97, 224.7, 365.26, 686.98, 4332.6, 10759.2])  # days
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = CADSRRegressor(**{**TINY_MODEL, "n_epochs": 40, "batch_size": 96}).fit(
+            a[:, None], P, X_units=["au"], y_units="day")
+    assert model.data_units_.dimensional_constant
+    assert model.units_.startswith("s; its constant factor in s/m**")  # day/au^1.5 in SI
+    assert model.score(a[:, None], P) > 0.999
+
+
+def test_a_guess_of_other_units_and_a_warm_start_with_other_units_raise():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 3, (60, 2))
+    y = 0.5 * X[:, 0] * X[:, 1] ** 2
+    with pytest.raises(ValueError, match="not dimensionally consistent"):
+        CADSRRegressor(**TINY, guesses=["x0 + x1"]).fit(X, y, **SPRING)
+    model = CADSRRegressor(**TINY, warm_start=True).fit(X, y, **SPRING)
+    with pytest.raises(ValueError, match="other units"):
+        model.fit(X, y, X_units=["kg", "m"], y_units="kg*m^2")
+    model.fit(X, y, **SPRING)  # the same units go on
+
+
+def test_several_outputs_take_one_target_unit_each():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(1, 3, (60, 2))
+    Y = np.column_stack([X[:, 0] * X[:, 1] ** 2, X[:, 1] ** 2])
+    model = CADSRRegressor(**TINY).fit(X, Y, X_units=["kg/s^2", "m"],
+                                       y_units=["kg*m^2/s^2", "m^2"])
+    assert model.units_ == ["kg*m**2/s**2", "m**2"]
