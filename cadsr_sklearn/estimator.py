@@ -621,11 +621,12 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         # build, or take up the search to continue
         fingerprint = data_fingerprint(X, y, sample_weight)
         kept = getattr(self, "search_state_", None) if self.warm_start else None
+        units = self.data_units_ if self.data_units_ and self.data_units_.constrains else None
         search = continued_search(params, X, y, sample_weight, fingerprint, self.device_, kept,
-                                  self.data_units_)
+                                  units)
         if search is None:
             search = build_search(params, X, y, sample_weight, self.device_, torch_seed,
-                                  numpy_seed, self.data_units_)
+                                  numpy_seed, units)
             seed_search(search, self.guesses, self.symbol_names_)
         # before the run: a guess undefined on these rows is reported before the time is spent
         guesses = guess_rows(search, self.guesses, self.symbol_names_, X, y, sample_weight,

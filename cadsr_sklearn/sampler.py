@@ -69,6 +69,10 @@ class Batch:
         log p(token) under the masked distribution when sampled; 0 at padding.
     entropies : Tensor (B, T)
         Entropy of the masked distribution; 0 at padding.
+    broken : BoolTensor (B,)
+        The tree's units masks had to yield somewhere (:mod:`~cadsr_sklearn.unit_masks`):
+        it is not dimensionally consistent and the scorer will reject it. Always
+        False without units.
     """
 
     tokens: torch.Tensor
@@ -81,6 +85,7 @@ class Batch:
     priors: torch.Tensor
     log_probs: torch.Tensor
     entropies: torch.Tensor
+    broken: torch.Tensor
 
     def __len__(self) -> int:
         return self.tokens.shape[0]
@@ -178,6 +183,7 @@ class Sampler:
             priors=torch.zeros(n, T, V, device=dev),
             log_probs=torch.zeros(n, T, device=dev),
             entropies=torch.zeros(n, T, device=dev),
+            broken=torch.zeros(n, dtype=torch.bool, device=dev),
         )
 
     @torch.no_grad()
@@ -212,6 +218,8 @@ class Sampler:
             state.advance(token)
             done = state.done
             out["lengths"][rows[done]] = t + 1
+            if state.units is not None:
+                out["broken"][rows[done]] = state.units.violated[done]
             if t + 1 == self.constraints.max_length:
                 break
             # Drop closed trees so the model only runs on trees still growing.
@@ -234,7 +242,8 @@ class Sampler:
         """Draw ``oversampling · batch_size`` trees and keep the first ``batch_size`` unique.
 
         When fewer unique trees were drawn, duplicates (in drawing order) fill the
-        batch (appendix Algorithm 1).
+        batch (appendix Algorithm 1). With units, unique trees that broke the
+        constraint (:attr:`Batch.broken`, rejected by the scorer) come after the others.
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be ≥ 1, got {batch_size}.")
@@ -242,11 +251,11 @@ class Sampler:
             raise ValueError(f"oversampling must be ≥ 1, got {oversampling}.")
         batch = self.sample(max(batch_size, int(round(oversampling * batch_size))), generator)
         seen: set = set()
-        first, rest = [], []
-        for i, key in enumerate(batch.keys()):
-            (rest if key in seen else first).append(i)
+        first, broken, rest = [], [], []
+        for i, (key, bad) in enumerate(zip(batch.keys(), batch.broken.tolist())):
+            (rest if key in seen else broken if bad else first).append(i)
             seen.add(key)
-        keep = (first + rest)[:batch_size]
+        keep = (first + broken + rest)[:batch_size]
         return batch[torch.as_tensor(keep, dtype=torch.long, device=batch.tokens.device)]
 
     def teacher_force(self, token_lists: Sequence[Sequence[int]]) -> Batch:
@@ -294,8 +303,11 @@ class Sampler:
             none = len(self.library)
             out["parent"][:, t] = torch.where(live, state.parent[:, t], none)
             out["sibling"][:, t] = torch.where(live, state.left_sibling(), none)
+            last = lengths == t + 1
             if self.priors is not None:
                 out["priors"][:, t] = self.priors(state) * live.unsqueeze(1)
+            if state.units is not None:
+                out["broken"][last] = state.units.violated[last]
             state.advance(forced)
         batch = Batch(**out)
         with torch.no_grad():

@@ -300,9 +300,15 @@ class UnitTracker:
 
         A token is kept if the fewest nodes its subtree needs, with the fewest the
         other open slots need (:attr:`min_size`), fit. Rows left with no token keep
-        their mask (the rule yields) and are marked :attr:`violated`.
+        their mask (the rule yields) and are marked :attr:`violated`; a violated
+        tree gets only terminals from then on, where the other rules allow one, so
+        that it closes (the scorer rejects it).
         """
         self._pull_need(t, parent_token, slot)
+        # A tree that broke the constraint will be rejected: close it as soon as possible.
+        closing = self.violated.unsqueeze(1) & (self.tables.arity == 0).unsqueeze(0)  # (B, V)
+        closes = (allowed & closing).any(dim=1, keepdim=True)  # (B, 1)
+        allowed &= ~closes | closing
         known = (self.need_kind[:, t] == KNOWN).unsqueeze(1)  # (B, 1)
         unconstrained = (1 + self.tables.arity).unsqueeze(0)  # (1, V): a bare subtree's size
         cost = torch.where(known, self._costs(self.need[:, t], self.top_chain[:, t]),
@@ -344,8 +350,10 @@ class UnitTracker:
         cost = torch.where((kind == DIMENSIONLESS) & (tab.arity == 0).unsqueeze(0)
                            & dimensionless, 1, cost)
         cost = torch.where((kind == POW) & dimensionless, 2 + argument, cost)
-        cost = torch.where(kind == MUL, product.unsqueeze(1), cost)
-        cost = torch.where(kind == DIV, quotient.unsqueeze(1), cost)
+        # on the top chain, the overall factor times (or over) anything: c·x, x/c
+        by_factor = torch.where(factor, 3, _UNREACHABLE)  # (B, 1)
+        cost = torch.where(kind == MUL, torch.minimum(product.unsqueeze(1), by_factor), cost)
+        cost = torch.where(kind == DIV, torch.minimum(quotient.unsqueeze(1), by_factor), cost)
         cost = torch.where(kind == SAME, 2 * total.unsqueeze(1) + 1, cost)
         for f in tab.scale_factors:  # the child of a token that scales units by f needs need/f
             child, _, _ = tab.reach.lookup(need / f)
@@ -383,7 +391,9 @@ class UnitTracker:
         pair = self.reserved[:, t] + self.reserved[:, t + 1]
         room = (max_length - self.min_size + pair)[linked]  # (b,)
         fits = right_cost + left_size.unsqueeze(0) <= room.unsqueeze(1)
-        ok[linked] = ~fixes_units.unsqueeze(0) | fits
+        # the overall factor (a constant on the top chain) leaves its sibling free
+        factor = (self.top_chain[:, t] & tab.dimensional_constant)[linked].unsqueeze(1)
+        ok[linked] = ~fixes_units.unsqueeze(0) | fits | (factor & tab.is_constant.unsqueeze(0))
         return ok
 
     def advance(self, t: int, tokens: torch.Tensor, parent_token: torch.Tensor,

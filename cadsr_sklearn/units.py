@@ -95,6 +95,12 @@ class Units:
     def __hash__(self) -> int:
         return hash((self.base, self.features.tobytes(), self.dimensional_constant))
 
+    @property
+    def constrains(self) -> bool:
+        """Whether these units say anything: some quantity has a dimension. When every
+        one is dimensionless, every formula is consistent and the search runs as without."""
+        return bool(self.base)
+
     def format(self, exponents: np.ndarray) -> str:
         """Exponents over :attr:`base` as a unit string (``"m/s**2"``, ``"1"``)."""
         return format_units(exponents, self.base)
