@@ -102,8 +102,39 @@ class Units:
         return bool(self.base)
 
     def format(self, exponents: np.ndarray) -> str:
-        """Exponents over :attr:`base` as a unit string (``"m/s**2"``, ``"1"``)."""
-        return format_units(exponents, self.base)
+        """Exponents over :attr:`base` as a unit string, in the user's units where they
+        write it (``"day/au**(3/2)"`` from ``y_units="day"`` and ``X_units=["au"]``),
+        else in SI symbols (``"m/s**2"``, ``"1"``)."""
+        return self._in_given_units(np.asarray(exponents, dtype=np.float64)) or format_units(
+            exponents, self.base)
+
+    def _in_given_units(self, exponents: np.ndarray) -> str | None:
+        """``exponents`` as a product of powers of the units the user wrote (one
+        feature's, then several; then the target's times those), or None."""
+        if self.base and self.base[0].startswith("d"):  # exponent vectors: no names to use
+            return None
+        labels = list(self.feature_labels)
+        if self.target is not None and _equal(exponents, self.target):
+            return self.target_label
+        starts = [(None, np.zeros_like(exponents))]
+        if self.target is not None:
+            starts.append((self.target_label, self.target))
+        for label, start in starts:
+            rest = exponents - start
+            if not np.any(np.abs(rest) > _TOLERANCE):
+                return "1" if label is None else label
+            for i, row in enumerate(self.features):  # one feature's units
+                power = _power_of(rest, row)
+                if power is not None:
+                    return _product([(label, 1.0)] * (label is not None) + [(labels[i], power)])
+            coef, *_ = np.linalg.lstsq(self.features.T, rest, rcond=None)
+            simple = [Fraction(float(c)).limit_denominator(4) for c in coef]
+            if np.allclose(self.features.T @ np.array([float(f) for f in simple]), rest,
+                           atol=1e-9):
+                terms = [(labels[i], float(f)) for i, f in enumerate(simple) if f]
+                if len({labels[i] for i, f in enumerate(simple) if f}) == len(terms):
+                    return _product([(label, 1.0)] * (label is not None) + terms)
+        return None
 
 
 def _same_or_none(a: np.ndarray | None, b: np.ndarray | None) -> bool:
@@ -283,6 +314,32 @@ def format_units(exponents: np.ndarray | None, base: Sequence[str]) -> str:
         (up if e > 0 else down).append(symbol if power == "1" else f"{symbol}**{power}")
     if not up and not down:
         return "1"
+    text = "*".join(up) if up else "1"
+    if down:
+        text += "/" + (down[0] if len(down) == 1 else "(" + "*".join(down) + ")")
+    return text
+
+
+def _power_of(rest: np.ndarray, row: np.ndarray) -> float | None:
+    """The q with rest = q·row, a simple fraction, or None."""
+    if not np.any(np.abs(row) > _TOLERANCE):
+        return None
+    q = float(rest @ row / (row @ row))
+    simple = float(Fraction(q).limit_denominator(4))
+    return simple if simple and _equal(simple * row, rest) else None
+
+
+def _product(terms: list[tuple[str, float]]) -> str:
+    """``[("day", 1), ("au", -1.5)]`` as ``"day/au**(3/2)"``."""
+    if len(terms) == 1 and terms[0][1] == 1:
+        return terms[0][0]
+    def factor(label: str, power: float) -> str:
+        text = label if label.replace("_", "").isalnum() else f"({label})"
+        exponent = _exponent_text(abs(power))
+        return text if exponent == "1" else f"{text}**{exponent}"
+
+    up = [factor(label, p) for label, p in terms if p > 0]
+    down = [factor(label, p) for label, p in terms if p < 0]
     text = "*".join(up) if up else "1"
     if down:
         text += "/" + (down[0] if len(down) == 1 else "(" + "*".join(down) + ")")
