@@ -55,6 +55,12 @@ _UNREACHABLE = 10**6
 _MAX_EXTRA = 8  # nodes beyond the fewest that the units prior still tells apart
 
 
+def _fixes_units(kind: torch.Tensor) -> torch.Tensor:
+    """Whether a token's units are fixed by the token alone (a variable, a constant, a
+    function's dimensionless value), not by its subtree."""
+    return (kind == VARIABLE) | (kind == CONSTANT) | (kind == DIMENSIONLESS) | (kind == POW)
+
+
 class ReachCosts:
     """The fewest nodes a subtree needs to have given units: a dynamic programme over
     subtree sizes, with the variables' units (and a dimensionless constant) as leaves.
@@ -320,14 +326,27 @@ class UnitTracker:
         self.min_size += raise_by
         room = max_length - (self.min_size - self.reserved[:, t])  # (B,) nodes for node t
         meets &= cost <= room.unsqueeze(1)
+        # the left factor of a product with a known need: priced with the right factor it leaves
+        priced = known.expand_as(cost).clone()  # (B, V)
+        price = cost.clone()
         if t > 0:
-            meets &= self._left_factor_ok(t, parent_token, slot, max_length)
+            linked, pair_cost = self._left_factor_costs(t, parent_token, slot)
+            pair_room = room + self.reserved[:, t + 1]  # node t + 1 is the right factor
+            fixing = linked.unsqueeze(1) & _fixes_units(self.tables.kind).unsqueeze(0)
+            meets &= ~fixing | (pair_cost <= pair_room.unsqueeze(1))
+            priced |= linked.unsqueeze(1)
+            price = torch.where(linked.unsqueeze(1), pair_cost, price)
+            settling, settle_cost = self._right_factor_costs(t, parent_token, slot)
+            meets &= ~settling.unsqueeze(1) | (settle_cost < _UNREACHABLE)
+            priced |= settling.unsqueeze(1)
+            price = torch.where(settling.unsqueeze(1), settle_cost, price)
         dead = ~meets.any(dim=1)  # (B,)
         self.violated |= dead
         allowed.copy_(torch.where(dead.unsqueeze(1), allowed, meets))
         self.cost = cost.clamp(max=max_length + 1)
-        fewest = torch.where(allowed, self.cost, _UNREACHABLE).min(dim=1, keepdim=True).values
-        self.extra_nodes = torch.where(known & allowed, (self.cost - fewest).clamp(0, _MAX_EXTRA),
+        price = price.clamp(max=max_length + 1)
+        fewest = torch.where(allowed, price, _UNREACHABLE).min(dim=1, keepdim=True).values
+        self.extra_nodes = torch.where(priced & allowed, (price - fewest).clamp(0, _MAX_EXTRA),
                                        0).to(torch.get_default_dtype())
 
     def _costs(self, need: torch.Tensor, on_top_chain: torch.Tensor) -> torch.Tensor:
@@ -362,39 +381,82 @@ class UnitTracker:
             cost = torch.where(scaled, child.unsqueeze(1) + 1, cost)
         return cost
 
-    def _left_factor_ok(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor,
-                        max_length: int) -> torch.Tensor:
-        """(B, V): a left factor under a known need leaves the right one a need it can meet.
+    def _left_factor_costs(self, t: int, parent_token: torch.Tensor,
+                           slot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Which rows (B,) are at the left factor of a product with a known need, and there
+        the fewest nodes (B, V) of the pair it starts: this factor and its right sibling.
 
         A factor whose token fixes its units (a variable, a constant, a function)
-        fixes the right factor's need; the right factor then has the nodes left
-        but one.
+        fixes the right factor's need, so the pair costs the factor's fewest nodes
+        plus the right factor's. A factor whose units stay open (an operator) costs
+        at least its own bare size and one node for the right factor, and together
+        no fewer than the product's fewest nodes below its ``*`` or ``/``. Without
+        this the left factor is unconstrained, and an untrained policy puts a
+        function there as often as a variable: the right factor must then carry
+        all the units and the tree runs into the length cap.
         """
         tab = self.tables
-        rows = torch.arange(len(slot), device=slot.device)
+        B, V = len(slot), len(tab.kind)
+        rows = torch.arange(B, device=slot.device)
         p = self.parent_index[:, t]
         kind = tab.parent_kind[parent_token]
         linked = ((slot == 0) & (self.need_kind[:, t] == LINKED)
                   & ((kind == MUL) | (kind == DIV)) & (self.need_kind[rows, p] == KNOWN))
-        ok = torch.ones(len(slot), len(tab.kind), dtype=torch.bool, device=slot.device)
+        pair = torch.zeros(B, V, dtype=torch.long, device=slot.device)
         if not bool(linked.any()):
-            return ok
+            return linked, pair
         u = self.need[rows, p][linked]  # (b, D)
-        sign = torch.where(kind[linked] == MUL, 1.0, -1.0).to(u.dtype).unsqueeze(1)  # (b, 1)
+        is_mul = kind[linked] == MUL  # (b,)
+        sign = torch.where(is_mul, 1.0, -1.0).to(u.dtype).unsqueeze(1)  # (b, 1)
         # right need: u − left for ×, left − u for ÷, i.e. sign·(u − left)
         right_need = sign.unsqueeze(2) * (u.unsqueeze(1) - tab.exponents.unsqueeze(0))  # (b, V, D)
         right_cost, _, _ = tab.reach.lookup(right_need)  # (b, V)
-        fixes_units = tab.kind != SAME
-        fixes_units &= (tab.kind != MUL) & (tab.kind != DIV) & (tab.kind != SCALE)  # (V,)
-        left_size = 1 + tab.arity  # a variable or constant 1, a function of a terminal 2, …
-        # the pair's room: what the other open slots leave (node t + 1 is the right factor)
-        pair = self.reserved[:, t] + self.reserved[:, t + 1]
-        room = (max_length - self.min_size + pair)[linked]  # (b,)
-        fits = right_cost + left_size.unsqueeze(0) <= room.unsqueeze(1)
         # the overall factor (a constant on the top chain) leaves its sibling free
         factor = (self.top_chain[:, t] & tab.dimensional_constant)[linked].unsqueeze(1)
-        ok[linked] = ~fixes_units.unsqueeze(0) | fits | (factor & tab.is_constant.unsqueeze(0))
-        return ok
+        right_cost = torch.where(factor & tab.is_constant.unsqueeze(0), 1, right_cost)
+        own = self._costs(u.new_zeros(1, tab.D), factor.new_zeros(1))  # (1, V): dimensionless
+        own = torch.where(tab.is_variable.unsqueeze(0), 1, own)
+        fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
+        _, product, quotient = tab.reach.lookup(u)  # (b,): fewest below the * or /
+        below = torch.where(is_mul, product, quotient) - 1
+        below = torch.where(factor.squeeze(1), 2, below)  # c·x: the factor deeper on the chain
+        bare = torch.maximum(2 + tab.arity.unsqueeze(0), below.unsqueeze(1))  # (b, V)
+        pair[linked] = torch.where(fixing, own + right_cost, bare).clamp(max=_UNREACHABLE)
+        return linked, pair
+
+    def _right_factor_costs(self, t: int, parent_token: torch.Tensor,
+                            slot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Which rows (B,) are at the right factor of a product with a known need whose left
+        factor's token left its units open, and there a price (B, V) of each token.
+
+        A token that fixes its own units settles the left factor's need (its subtree
+        is written later); it costs its own fewest nodes plus the fewest the left
+        factor then needs, and it is out if the left factor cannot have those units.
+        A token that leaves its units open too leaves the pair to the final check,
+        which most such pairs fail: it gets the largest price the prior tells apart.
+        """
+        tab = self.tables
+        B, V = len(slot), len(tab.kind)
+        rows = torch.arange(B, device=slot.device)
+        p = self.parent_index[:, t]
+        kind = tab.parent_kind[parent_token]
+        settling = ((slot == 1) & (self.need_kind[:, t] == LINKED)
+                    & ((kind == MUL) | (kind == DIV)) & (self.need_kind[rows, p] == KNOWN)
+                    & (self.unit_kind[:, t - 1] == UNKNOWN))
+        price = torch.zeros(B, V, dtype=torch.long, device=slot.device)
+        if not bool(settling.any()):
+            return settling, price
+        u = self.need[rows, p][settling]  # (b, D)
+        sign = torch.where(kind[settling] == MUL, -1.0, 1.0).to(u.dtype).view(-1, 1, 1)
+        left_need = u.unsqueeze(1) + sign * tab.exponents.unsqueeze(0)  # (b, V, D)
+        left_cost, _, _ = tab.reach.lookup(left_need)  # (b, V)
+        own = self._costs(u.new_zeros(1, tab.D), settling.new_zeros(1))  # (1, V): dimensionless
+        own = torch.where(tab.is_variable.unsqueeze(0), 1, own)
+        fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
+        open_price = 1 + tab.arity.unsqueeze(0) + _MAX_EXTRA
+        price[settling] = torch.where(fixing, (own + left_cost).clamp(max=_UNREACHABLE),
+                                      open_price)
+        return settling, price
 
     def advance(self, t: int, tokens: torch.Tensor, parent_token: torch.Tensor,
                 slot: torch.Tensor, child_columns: torch.Tensor) -> None:
