@@ -42,7 +42,7 @@ from .scoring import Candidate, HallOfFame
 from .search import build_search
 from .selection import chosen_row
 from .training import SearchResult
-from .units import check_units, data_units
+from .units import data_units, describe_units
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
                          frequency_weighted, warn_if_small, with_numeric_hint)
 
@@ -317,7 +317,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``formula`` (readable text, faithful digits), ``constant_errors``
         (standard errors of the numbers the formula shows, as ``constants_``
         names them: ``c0, c1, …``), ``selected`` (the row
-        ``model_selection`` chose) and ``expression`` (the token tree).
+        ``model_selection`` chose) and ``expression`` (the token tree); in a
+        fit with ``X_units``, ``units`` (each formula's, as :attr:`units_`
+        writes them).
         ``expression_``, ``best_expression_``, ``equations_``,
         ``pareto_front_`` and ``constants_`` are read from the fitted front
         with the current ``model_selection`` (see :attr:`selections_`), and
@@ -364,7 +366,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         ``formula``: the tree in infix, constants to 6 significant digits),
         best reward first; not pruned, snapped or simplified. Without, absent.
     units_ : str or None
-        The chosen formula's physical units (with ``X_units``), in SI symbols:
+        The chosen formula's physical units (with ``X_units``), in the units
+        ``fit`` was given where they can be written so (else in SI symbols):
         the target's, and where a constant factor carries units (see
         "Physical units" in the user guide), that factor's. None without units.
     data_units_ : Units or None
@@ -714,18 +717,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         return self._chosen_by_rule(lambda e, rule: e._units_of(e._chosen(rule)))
 
     def _units_of(self, row: FrontRow) -> str | None:
-        units = getattr(self, "data_units_", None)
-        if units is None:
-            return None
-        check = check_units(row.expression, units)
-        if not check.consistent:  # never chosen: the search rejects such formulas
-            raise RuntimeError(f"The chosen formula is not dimensionally consistent: "
-                               f"{check.reason}.")
-        text = "unknown (set by a fitted exponent)" if check.units is None else units.format(
-            check.units)
-        if check.factor_units is not None:
-            text += f"; its constant factor in {units.format(check.factor_units)}"
-        return text
+        return describe_units(row.expression, getattr(self, "data_units_", None))
 
     @property
     def expression_(self) -> sympy.Expr:
@@ -762,7 +754,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     def _table(self, rule: str):
         """``equations_``: the front as a table (pandas when installed)."""
         rows = self._front(rule)
-        return as_table([row.record() for row in rows], list(rows[0].record()))
+        records = [row.record() for row in rows]
+        if getattr(self, "data_units_", None) is not None:  # a fit with units: each row's
+            for record, row in zip(records, rows):
+                record["units"] = self._units_of(row)
+        return as_table(records, list(records[0]))
 
     @staticmethod
     def _constants_table(row: FrontRow):
@@ -998,6 +994,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             constants (needs JAX; enable its float64 mode to match ``predict``).
             "python": self-contained source of ``formula(X)`` using NumPy.
             "c": C99 source of ``double formula(const double *x)`` for one row.
+            After a fit with units, each states them: the sources in comments
+            and docstrings (each column's units and the formula's), the
+            functions and the module in a ``units`` attribute
+            (:class:`~cadsr_sklearn.export.FormulaUnits`).
         index : int, optional
             Row of :attr:`equations_` to export instead of the selected one.
         """
@@ -1008,7 +1008,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "selections_")
         if self._several_outputs:
             return per_output(self.estimators_, "export", self._output_rows(index), target=target)
-        return export.export(self._row(index).expression, self.symbol_names_, target)
+        row = self._row(index)
+        data_units = getattr(self, "data_units_", None)
+        units = None if data_units is None else export.FormulaUnits(
+            data_units.feature_labels, describe_units(row.expression, data_units))
+        return export.export(row.expression, self.symbol_names_, target, units=units)
 
     # ---------------------------------------------------------------- display
     # repr() stays scikit-learn's parameter repr: a pipeline's repr embeds it, and

@@ -30,11 +30,30 @@ import torch
 from . import opcodes
 from .expression import Expression
 
-__all__ = ["TARGETS", "export", "FormulaModule", "to_numpy", "to_torch", "to_jax",
-           "to_python_source", "to_c_source"]
+__all__ = ["TARGETS", "export", "FormulaModule", "FormulaUnits", "to_numpy", "to_torch",
+           "to_jax", "to_python_source", "to_c_source"]
 
 #: What :meth:`~cadsr_sklearn.CADSRRegressor.export` can write.
 TARGETS = ("numpy", "torch", "jax", "python", "c")
+
+
+
+@dataclass(frozen=True)
+class FormulaUnits:
+    """The physical units an export states, so that none drops them silently: each
+    feature's as the user wrote them, and the formula's
+    (:func:`~cadsr_sklearn.units.describe_units`)."""
+
+    features: tuple[str, ...]
+    formula: str
+
+    def columns(self, names: Sequence[str]) -> list[str]:
+        """``["a [au]", …]``: each feature's name with its units."""
+        return [f"{name} [{unit}]" for name, unit in zip(names, self.features)]
+
+    def comment(self) -> str:
+        return f"units: y in {self.formula}"
+
 
 _FUNCTIONS = ("sin", "cos", "tan", "log", "sqrt", "exp", "tanh")
 # Powers as the interpreter computes them (a·a, a·a·a), not as pow(a, 2) rounds them.
@@ -137,29 +156,37 @@ def _python_dialect(module: str) -> _Dialect:
 
 
 def _python_function(expression: Expression, feature_names, module: str, header: str,
-                     one: str) -> str:
+                     one: str, units: FormulaUnits | None = None) -> str:
     """``def formula(X, c)`` in ``module`` ("np", "torch" or "jnp"): y at the rows of X."""
     reserved = {"X", "c", "y", "one", "np", "torch", "jnp", "formula", "_square", "_cube"}
     names = _names(expression, feature_names, reserved)
     body = _infix(expression, _python_dialect(f"{module}."), names)
-    columns = "".join(f"    {name} = X[:, {i}]\n" for i, name in enumerate(names))
-    return (f"{header}\n\n\n{_helpers(body, _PYTHON_HELPERS, chr(10) * 2)}def formula(X, c):\n"
-            f"    one = {one}\n{columns}    return {body}\n")
+    columns = "".join(f"    {name} = X[:, {i}]{_unit_comment(units, i)}\n"
+                      for i, name in enumerate(names))
+    stated = "" if units is None else f"# {units.comment()}\n"
+    return (f"{header}\n\n\n{_helpers(body, _PYTHON_HELPERS, chr(10) * 2)}{stated}"
+            f"def formula(X, c):\n    one = {one}\n{columns}    return {body}\n")
 
 
-def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None) -> str:
+def _unit_comment(units: FormulaUnits | None, i: int) -> str:
+    return "" if units is None else f"  # {units.features[i]}"
+
+
+def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None,
+                     units: FormulaUnits | None = None) -> str:
     """Self-contained Python source: ``formula(X)`` with NumPy, X of shape (n, n_features).
 
     The constants are written out at full precision; no warning is raised
-    where the formula is undefined (NaN) or infinite. A formula with a custom
-    operator has no self-contained source (its function is the user's code):
-    ValueError; :func:`to_numpy` exports it.
+    where the formula is undefined (NaN) or infinite. With ``units`` its
+    docstrings state each column's units and the formula's. A formula with a
+    custom operator has no self-contained source (its function is the user's
+    code): ValueError; :func:`to_numpy` exports it.
     """
-    return _python_source(expression, feature_names, custom=False)
+    return _python_source(expression, feature_names, custom=False, units=units)
 
 
 def _python_source(expression: Expression, feature_names: Sequence[str] | None,
-                   custom: bool) -> str:
+                   custom: bool, units: FormulaUnits | None = None) -> str:
     """:func:`to_python_source`; with ``custom``, custom operators call ``_custom_<name>``,
     which the caller puts in the namespace the source runs in."""
     reserved = {"X", "y", "np", "formula", "_square", "_cube"}
@@ -171,12 +198,14 @@ def _python_source(expression: Expression, feature_names: Sequence[str] | None,
                        custom=custom)
     body = _infix(expression, dialect, names)
     columns = "".join(f"    {name} = X[:, {i}]\n" for i, name in enumerate(names))
-    used = ", ".join(names)
+    used = ", ".join(names if units is None else units.columns(names))
+    stated = "" if units is None else f"\n\n{units.comment()}"
     return (
-        f'"""{expression.to_sympy(names)}"""\n\nimport numpy as np\n\n\n'
+        f'"""{expression.to_sympy(names)}{stated}"""\n\nimport numpy as np\n\n\n'
         f"{_helpers(body, _PYTHON_HELPERS, chr(10) * 2)}"
         f"def formula(X):\n"
         f'    """y at the rows of X, of shape (n, {len(names)}): columns {used}.'
+        f'{"" if units is None else f"; {units.comment()}"}'
         f'\n\n    Constants (BFS order): [{constants}].\n    """\n'
         f"    X = np.asarray(X, dtype=np.float64)\n{columns}"
         f'    with np.errstate(all="ignore"):\n'
@@ -185,29 +214,32 @@ def _python_source(expression: Expression, feature_names: Sequence[str] | None,
     )
 
 
-def to_numpy(expression: Expression,
-             feature_names: Sequence[str] | None = None) -> Callable[[np.ndarray], np.ndarray]:
-    """A NumPy function ``f(X) -> y``: the Python source of :func:`to_python_source`, compiled."""
-    source = _python_source(expression, feature_names, custom=True)
+def to_numpy(expression: Expression, feature_names: Sequence[str] | None = None,
+             units: FormulaUnits | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """A NumPy function ``f(X) -> y``: the Python source of :func:`to_python_source`,
+    compiled; its ``units`` attribute is ``units`` (None without)."""
+    source = _python_source(expression, feature_names, custom=True, units=units)
     namespace: dict = {f"_custom_{op.name}": op.function
                        for op in expression.library.custom_operators}
     exec(compile(source, "<cadsr formula>", "exec"), namespace)  # our own generated source
     function = namespace["formula"]
-    function.source = source
+    function.source, function.units = source, units
     return function
 
 
-def to_torch(expression: Expression,
-             feature_names: Sequence[str] | None = None) -> "FormulaModule":
+def to_torch(expression: Expression, feature_names: Sequence[str] | None = None,
+             units: FormulaUnits | None = None) -> "FormulaModule":
     """A :class:`torch.nn.Module` whose ``forward(X)`` is the formula, constants trainable.
 
     See :class:`FormulaModule`.
     """
     source = _python_function(expression, feature_names, "torch", "import torch",
-                              "torch.ones((), dtype=X.dtype, device=X.device)")
+                              "torch.ones((), dtype=X.dtype, device=X.device)", units)
     namespace: dict = {}
     exec(compile(source, "<cadsr formula>", "exec"), namespace)  # our own generated source
-    return FormulaModule(namespace["formula"], expression, source)
+    module = FormulaModule(namespace["formula"], expression, source)
+    module.units = units
+    return module
 
 
 class FormulaModule(torch.nn.Module):
@@ -217,8 +249,11 @@ class FormulaModule(torch.nn.Module):
     ``constants``; constants fixed to simple numbers by snapping are a buffer,
     ``fixed_constants``, and are not trained. ``all_constants()`` is every
     constant of the tree in BFS order. Move it with ``.to(device)``; ``source``
-    is the generated ``forward`` code.
+    is the generated ``forward`` code; ``units`` the :class:`FormulaUnits` of a
+    fit with units (None without).
     """
+
+    units: FormulaUnits | None = None
 
     def __init__(self, function: Callable, expression: Expression, source: str) -> None:
         super().__init__()
@@ -240,7 +275,8 @@ class FormulaModule(torch.nn.Module):
         return torch.broadcast_to(y, (X.shape[0],))
 
 
-def to_jax(expression: Expression, feature_names: Sequence[str] | None = None):
+def to_jax(expression: Expression, feature_names: Sequence[str] | None = None,
+           units: FormulaUnits | None = None):
     """A JAX function ``f(X, constants=fitted) -> y``, jit- and grad-able in ``constants``.
 
     JAX computes in float32 unless ``jax.config.update("jax_enable_x64", True)``
@@ -253,7 +289,7 @@ def to_jax(expression: Expression, feature_names: Sequence[str] | None = None):
         raise ImportError("Exporting to JAX needs JAX: pip install 'cadsr-sklearn[jax]' "
                           "(or pip install jax).") from err
     source = _python_function(expression, feature_names, "jnp", "import jax.numpy as jnp",
-                              "jnp.ones((), dtype=X.dtype)")
+                              "jnp.ones((), dtype=X.dtype)", units)
     namespace: dict = {}
     exec(compile(source, "<cadsr formula>", "exec"), namespace)
     inner = namespace["formula"]
@@ -263,17 +299,18 @@ def to_jax(expression: Expression, feature_names: Sequence[str] | None = None):
         X = jnp.asarray(X)
         return jnp.broadcast_to(inner(X, jnp.asarray(constants, dtype=X.dtype)), (X.shape[0],))
 
-    formula.source = source
+    formula.source, formula.units = source, units
     return formula
 
 
 def to_c_source(expression: Expression, feature_names: Sequence[str] | None = None,
-                function_name: str = "formula") -> str:
+                units: FormulaUnits | None = None, function_name: str = "formula") -> str:
     """C99 source of ``double formula(const double *x)``, one row's features in, y out.
 
     Uses ``<math.h>`` (link with ``-lm``); compile without ``-ffast-math``,
     which would break the NaN and inf semantics. ``x[i]`` is feature ``i``;
-    the names are in a comment.
+    the names (and with ``units``, each one's units and the formula's) are in
+    a comment.
     """
     if not function_name.isidentifier():
         raise ValueError(f"function_name must be a C identifier, got {function_name!r}.")
@@ -287,10 +324,12 @@ def to_c_source(expression: Expression, feature_names: Sequence[str] | None = No
     )
     body = _infix(expression, dialect, names)
     helpers = _helpers(body, _C_HELPERS, "")
-    legend = ", ".join(f"x[{i}] = {name}" for i, name in enumerate(names))
+    shown = names if units is None else units.columns(names)
+    legend = ", ".join(f"x[{i}] = {name}" for i, name in enumerate(shown)).replace("*/", "* /")
     formula = str(expression.to_sympy(names)).replace("*/", "* /")
+    stated = "" if units is None else f"/* {units.comment().replace('*/', '* /')} */\n"
     return (
-        f"/* {formula} */\n"
+        f"/* {formula} */\n{stated}"
         "#include <math.h>\n\n"
         f"{helpers}{chr(10) if helpers else ''}"
         f"/* {legend} */\n"
@@ -300,10 +339,11 @@ def to_c_source(expression: Expression, feature_names: Sequence[str] | None = No
     )
 
 
-def export(expression: Expression, feature_names: Sequence[str] | None, target: str):
+def export(expression: Expression, feature_names: Sequence[str] | None, target: str,
+           units: FormulaUnits | None = None):
     """``expression`` as ``target``, one of :data:`TARGETS`: its function above."""
     exporters = {"numpy": to_numpy, "torch": to_torch, "jax": to_jax,
                  "python": to_python_source, "c": to_c_source}
     if target not in exporters:
         raise ValueError(f"target must be one of {list(TARGETS)}, got {target!r}.")
-    return exporters[target](expression, feature_names)
+    return exporters[target](expression, feature_names, units=units)

@@ -50,6 +50,7 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 from ._version import __version__
 from .display import DISPLAY_DIGITS, target_names
 from .front import constant_rows
+from .units import describe_units
 
 __all__ = ["report_html", "write_report"]
 
@@ -269,6 +270,9 @@ def _formula_block(estimator, target: str) -> str:
              ("Training MSE", _num(row["loss"], ".4e"))]
     if r2 is not None:
         facts.append(("Training R²", _num(r2, ".6f")))
+    units = describe_units(row["expression"], getattr(estimator, "data_units_", None))
+    if units is not None:
+        facts.append(("Units", f"<code>{_e(units)}</code>"))
     facts.append(("Chosen by", f"<code>model_selection={_e(repr(estimator.model_selection))}"
                                "</code>"))
     return f"<div class=\"formula\">{math_ml}</div>\n{_facts(facts)}"
@@ -361,12 +365,16 @@ def _data_section(model, outputs, data) -> str:
     columns = _column_names(model)
     symbols = list(getattr(model, "symbol_names_", None) or columns)
     renamed = any(s != c for s, c in zip(symbols, columns))
+    data_units = getattr(model, "data_units_", None)
+    units = list(data_units.feature_labels) if data_units is not None else None
     head = "<tr><th class=\"left\">feature</th>" + (
-        "<th class=\"left\">symbol in the formulas</th>" if renamed else "") + "</tr>"
+        "<th class=\"left\">symbol in the formulas</th>" if renamed else "") + (
+        "<th class=\"left\">units</th>" if units else "") + "</tr>"
     body = "\n".join(
         f"<tr><td class=\"left\">{_e(c)}</td>"
-        + (f"<td class=\"left mono\">{_e(s)}</td>" if renamed else "") + "</tr>"
-        for c, s in zip(columns, symbols))
+        + (f"<td class=\"left mono\">{_e(s)}</td>" if renamed else "")
+        + (f"<td class=\"left mono\">{_e(units[i])}</td>" if units else "") + "</tr>"
+        for i, (c, s) in enumerate(zip(columns, symbols)))
     facts = [("Features", f"{len(columns)}"),
              ("Target" + ("s" if len(outputs) > 1 else ""),
               ", ".join(_e(t) for _, t, _ in outputs))]

@@ -41,7 +41,7 @@ __all__ = ["Priors", "UNITS_PRIOR_WEIGHT"]
 #: units: 3, measured on the Feynman development sample's units with an untrained
 #: policy (the share of sampled formulas that are consistent rose from about 8 % at
 #: weight 1 to 20 % at 3; see docs/experiments/units.md).
-UNITS_PRIOR_WEIGHT = 3.0
+UNITS_PRIOR_WEIGHT = 1.0
 
 
 class Priors:

@@ -4,7 +4,8 @@ and the front.
 ``print(model)`` (``str``), IPython's text display (``_repr_pretty_``) and a
 notebook's rich display (``_repr_mimebundle_``, ``_repr_html_``) show, under
 scikit-learn's parameter repr, each output's chosen formula named after its
-target, its complexity and training R², and the Pareto front as a compact
+target, its complexity, training R² and (in a fit with units) its units, and
+the Pareto front as a compact
 table (:func:`text_summary`, :func:`html_summary`); below it, the user's
 ``guesses`` fitted, each with whether the chosen formula beats it on the
 criterion. An unfitted estimator
@@ -38,6 +39,7 @@ from typing import Any
 from .display import r2_from_loss
 from .guesses import verdict
 from .selection import SelectionError, chosen_row
+from .units import describe_units
 
 __all__ = ["text_summary", "html_summary", "MAX_ROWS", "MAX_WIDTH"]
 
@@ -124,6 +126,8 @@ def _facts(model, output: _Output, rows: list) -> str:
     row = rows[output.position]
     r2 = _r2(output.estimator, row.loss)
     facts = [f"k = {row.complexity}"] + ([f"training R² = {r2:.6f}"] if r2 is not None else [])
+    units = describe_units(row.expression, getattr(output.estimator, "data_units_", None))
+    facts += [f"units: {units}"] if units is not None else []
     return (", ".join(facts) + f"; model_selection={model.model_selection!r} chose row "
             f"{output.position} of {len(rows)}")
 

@@ -53,6 +53,9 @@ _TOLERANCE = 1e-9
 _QUANTUM, _TABULATED_SIZE, _MAX_QUANTA = 4, 9, 48
 _UNREACHABLE = 10**6
 _MAX_EXTRA = 8  # nodes beyond the fewest that the units prior still tells apart
+#: Nodes the units prior adds for a product whose two factors both leave their units
+#: open, which only the final check can judge.
+_OPEN_PAIR_EXTRA = 1
 
 
 def _fixes_units(kind: torch.Tensor) -> torch.Tensor:
@@ -381,6 +384,25 @@ class UnitTracker:
             cost = torch.where(scaled, child.unsqueeze(1) + 1, cost)
         return cost
 
+    def _factor_of_known_product(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor
+                                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The parent's kind (B,), whether node ``t`` is a factor of a ``*`` or ``/`` with a
+        known need whose units wait on its sibling (B,), and that product's need (B, D)."""
+        rows = torch.arange(len(slot), device=slot.device)
+        p = self.parent_index[:, t]
+        kind = self.tables.parent_kind[parent_token]
+        under = (((kind == MUL) | (kind == DIV)) & (self.need_kind[:, t] == LINKED)
+                 & (self.need_kind[rows, p] == KNOWN))
+        return kind, under, self.need[rows, p]
+
+    def _own_costs(self) -> torch.Tensor:
+        """Fewest nodes (1, V) of a subtree rooted at each token whose units it fixes
+        itself: 1 for a variable or a constant, a function and its argument."""
+        tab = self.tables
+        own = self._costs(torch.zeros(1, tab.D, dtype=torch.float64, device=tab.kind.device),
+                          torch.zeros(1, dtype=torch.bool, device=tab.kind.device))
+        return torch.where(tab.is_variable.unsqueeze(0), 1, own)
+
     def _left_factor_costs(self, t: int, parent_token: torch.Tensor,
                            slot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Which rows (B,) are at the left factor of a product with a known need, and there
@@ -396,16 +418,12 @@ class UnitTracker:
         all the units and the tree runs into the length cap.
         """
         tab = self.tables
-        B, V = len(slot), len(tab.kind)
-        rows = torch.arange(B, device=slot.device)
-        p = self.parent_index[:, t]
-        kind = tab.parent_kind[parent_token]
-        linked = ((slot == 0) & (self.need_kind[:, t] == LINKED)
-                  & ((kind == MUL) | (kind == DIV)) & (self.need_kind[rows, p] == KNOWN))
-        pair = torch.zeros(B, V, dtype=torch.long, device=slot.device)
+        kind, under, u = self._factor_of_known_product(t, parent_token, slot)
+        linked = under & (slot == 0)
+        pair = torch.zeros(len(slot), len(tab.kind), dtype=torch.long, device=slot.device)
         if not bool(linked.any()):
             return linked, pair
-        u = self.need[rows, p][linked]  # (b, D)
+        u = u[linked]  # (b, D): the product's need
         is_mul = kind[linked] == MUL  # (b,)
         sign = torch.where(is_mul, 1.0, -1.0).to(u.dtype).unsqueeze(1)  # (b, 1)
         # right need: u − left for ×, left − u for ÷, i.e. sign·(u − left)
@@ -414,8 +432,7 @@ class UnitTracker:
         # the overall factor (a constant on the top chain) leaves its sibling free
         factor = (self.top_chain[:, t] & tab.dimensional_constant)[linked].unsqueeze(1)
         right_cost = torch.where(factor & tab.is_constant.unsqueeze(0), 1, right_cost)
-        own = self._costs(u.new_zeros(1, tab.D), factor.new_zeros(1))  # (1, V): dimensionless
-        own = torch.where(tab.is_variable.unsqueeze(0), 1, own)
+        own = self._own_costs()
         fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
         _, product, quotient = tab.reach.lookup(u)  # (b,): fewest below the * or /
         below = torch.where(is_mul, product, quotient) - 1
@@ -433,27 +450,24 @@ class UnitTracker:
         is written later); it costs its own fewest nodes plus the fewest the left
         factor then needs, and it is out if the left factor cannot have those units.
         A token that leaves its units open too leaves the pair to the final check,
-        which most such pairs fail: it gets the largest price the prior tells apart.
+        which many such pairs fail: it costs its bare size, the left factor's, and
+        :data:`_OPEN_PAIR_EXTRA` nodes more. Only that much: a ratio of two sums
+        (I.18.4's centre of mass) is such a pair, and must stay within reach.
         """
         tab = self.tables
-        B, V = len(slot), len(tab.kind)
-        rows = torch.arange(B, device=slot.device)
-        p = self.parent_index[:, t]
-        kind = tab.parent_kind[parent_token]
-        settling = ((slot == 1) & (self.need_kind[:, t] == LINKED)
-                    & ((kind == MUL) | (kind == DIV)) & (self.need_kind[rows, p] == KNOWN)
-                    & (self.unit_kind[:, t - 1] == UNKNOWN))
-        price = torch.zeros(B, V, dtype=torch.long, device=slot.device)
+        kind, under, u = self._factor_of_known_product(t, parent_token, slot)
+        settling = under & (slot == 1) & (self.unit_kind[:, t - 1] == UNKNOWN)
+        price = torch.zeros(len(slot), len(tab.kind), dtype=torch.long, device=slot.device)
         if not bool(settling.any()):
             return settling, price
-        u = self.need[rows, p][settling]  # (b, D)
+        u = u[settling]  # (b, D): the product's need
         sign = torch.where(kind[settling] == MUL, -1.0, 1.0).to(u.dtype).view(-1, 1, 1)
         left_need = u.unsqueeze(1) + sign * tab.exponents.unsqueeze(0)  # (b, V, D)
         left_cost, _, _ = tab.reach.lookup(left_need)  # (b, V)
-        own = self._costs(u.new_zeros(1, tab.D), settling.new_zeros(1))  # (1, V): dimensionless
-        own = torch.where(tab.is_variable.unsqueeze(0), 1, own)
+        own = self._own_costs()
         fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
-        open_price = 1 + tab.arity.unsqueeze(0) + _MAX_EXTRA
+        open_price = 1 + tab.arity.unsqueeze(0) + self.reserved[:, t - 1][settling].unsqueeze(1) \
+            + _OPEN_PAIR_EXTRA
         price[settling] = torch.where(fixing, (own + left_cost).clamp(max=_UNREACHABLE),
                                       open_price)
         return settling, price

@@ -46,8 +46,8 @@ import numpy as np
 from .expression import Expression
 from .library import Library
 
-__all__ = ["Units", "UnitCheck", "data_units", "parse_units", "check_units", "format_units",
-           "token_unit_rules", "UnitRule"]
+__all__ = ["Units", "UnitCheck", "data_units", "parse_units", "check_units", "describe_units",
+           "format_units", "token_unit_rules", "UnitRule"]
 
 #: pint's base dimensions in the order units are written, with their SI symbols.
 _SI_SYMBOLS = {"[mass]": "kg", "[length]": "m", "[time]": "s", "[current]": "A",
@@ -443,6 +443,12 @@ def check_units(expression: Expression, units: Units, rules: Sequence[UnitRule] 
     rules = token_unit_rules(expression.library) if rules is None else rules
     tokens = expression.tokens
     n = len(tokens)
+    if n == 1 and rules[tokens[0]].kind == "constant":
+        # y = c, the fit of a constant target (the sampler writes no lone constant): c is
+        # in the target's units, whatever they are
+        target = units.target
+        dimensional = target is not None and bool(np.any(np.abs(target) > _TOLERANCE))
+        return UnitCheck(True, target, target if dimensional else None)
     on_chain = [False] * n  # the top product chain: the root, and mul/div children on it
     on_chain[0] = True
     for i, t in enumerate(tokens):
@@ -559,3 +565,27 @@ def _factor_units(expression: Expression, rules, units: Units, values: list) -> 
 
     rest = resolved(0, 1.0)
     return None if rest is None else units.target - rest
+
+
+def describe_units(expression: Expression, units: Units | None) -> str | None:
+    """A formula's units as people read them (``units_``, the front's ``units``
+    column, the summary, exports): ``"day; its constant factor in day/au**(3/2)"``;
+    None for a fit without units.
+
+    Raises RuntimeError for a formula that is not consistent: the search never
+    returns one, so that would be a defect, never a formula to show unlabelled.
+    """
+    if units is None:
+        return None
+    check = check_units(expression, units)
+    if not check.consistent:
+        raise RuntimeError(f"The formula is not dimensionally consistent: {check.reason}.")
+    if check.units is not None:
+        text = units.format(check.units)
+    elif len(expression.tokens) == 1:  # y = c without y_units: c is in y's units
+        text = "those of y (a constant)"
+    else:
+        text = "unknown (set by a fitted exponent)"
+    if check.factor_units is not None:
+        text += f"; its constant factor in {units.format(check.factor_units)}"
+    return text

@@ -10,6 +10,7 @@ from budgets import TINY, TINY_MODEL
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
+from cadsr_sklearn.html_report import report_html
 from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.priors import Priors
@@ -192,3 +193,37 @@ def test_several_outputs_take_one_target_unit_each():
     model = CADSRRegressor(**TINY).fit(X, Y, X_units=["kg/s^2", "m"],
                                        y_units=["kg*m^2/s^2", "m^2"])
     assert model.units_ == ["kg*m^2/s^2", "m^2"]
+
+
+# ------------------------------------------------------- what the user sees
+
+def test_every_display_and_export_states_the_units():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (120, 2))
+    y = 0.5 * X[:, 0] * X[:, 1] ** 2
+    model = CADSRRegressor(**{**TINY, "n_epochs": 4}).fit(X, y, **SPRING)
+    table = model.equations_
+    assert list(table["units"]) == ["kg*m^2/s^2"] * len(table)  # the front's column
+    assert "units: kg*m^2/s^2" in str(model)  # print(model)
+    python = model.export("python")
+    assert "x0 [kg/s^2], x1 [m]" in python and "units: y in kg*m^2/s^2" in python
+    c = model.export("c")
+    assert "x[0] = x0 [kg/s^2], x[1] = x1 [m]" in c and "units: y in kg*m^2/s^2" in c
+    function = model.export("numpy")
+    assert function.units.formula == "kg*m^2/s^2"
+    np.testing.assert_allclose(function(X), model.predict(X))
+    assert model.export("torch").units.features == ("kg/s^2", "m")
+    page = report_html(model)
+    assert "<code>kg*m^2/s^2</code>" in page and "kg/s^2" in page
+    without = CADSRRegressor(**TINY).fit(X, y)
+    assert "units" not in without.equations_.columns and "units" not in str(without)
+    assert "units" not in without.export("python") and without.export("numpy").units is None
+
+
+def test_a_constant_target_is_in_the_targets_units():
+    X = np.random.default_rng(0).uniform(1, 2, (20, 2))
+    y = np.full(20, 3.0)
+    model = CADSRRegressor(**TINY).fit(X, y, X_units=["m", "s"], y_units="m/s")
+    assert model.units_ == "m/s; its constant factor in m/s"
+    model = CADSRRegressor(**TINY).fit(X, y, X_units=["m", "s"])
+    assert model.units_ == "those of y (a constant)"

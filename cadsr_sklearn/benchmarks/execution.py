@@ -106,6 +106,7 @@ def _run_columns(fitted, data) -> dict:
         time_to_best_s=info.get("time_to_best_s"),
         epochs=info.get("epochs"),
         stop=info.get("stop"),
+        units_rejected=info.get("units_rejected"),
         k=info.get("k"),
         evaluations=fitted.evaluations,
         n_train=len(data.y_train),

@@ -73,7 +73,9 @@ class FitResult:
     """A fitted model, judged later by :func:`.metrics.model_metrics`.
 
     ``info`` holds what a method reports about its run: ``epochs``, ``stop``,
-    ``time_to_best_s`` and ``k`` (the tree's complexity) for CADSR,
+    ``time_to_best_s``, ``k`` (the tree's complexity) and, with units,
+    ``units_rejected`` (the mean over epochs of ``history_``'s
+    ``units_rejected_fraction``) for CADSR,
     ``generations`` and ``stop`` for the peers.
     """
 
@@ -169,6 +171,8 @@ def _fit_cadsr(data, operators, max_time, seed, params, units: bool = False) -> 
     history = est.history_
     best = history[-1]["best_reward"] if history else None
     time_to_best = next((h["time"] for h in history if h["best_reward"] == best), elapsed)
+    rejected = [h["units_rejected_fraction"] for h in history
+                if h.get("units_rejected_fraction") is not None]
     return FitResult(
         model=judged_formula(est, names),
         y_pred_train=est.predict(data.X_train),
@@ -177,7 +181,9 @@ def _fit_cadsr(data, operators, max_time, seed, params, units: bool = False) -> 
         evaluations=int(est.n_evaluations_),
         native=est.best_expression_.infix(names, 6),
         info={"epochs": est.n_epochs_, "stop": est.stop_reason_,
-              "time_to_best_s": float(time_to_best), "k": int(est.best_expression_.complexity)},
+              "time_to_best_s": float(time_to_best), "k": int(est.best_expression_.complexity),
+              "units_rejected": (float(np.mean(rejected)) if rejected and est.data_units_
+                                 else None)},
         unsnapped=judged_formula(est, names, unsnapped=True, X=data.X_train),
         y_pred_test_unsnapped=np.where(np.isfinite(unsnapped_test), unsnapped_test, np.nan),
     )

@@ -55,6 +55,7 @@ COLUMNS: tuple[str, ...] = (
     "time_to_best_s",
     "epochs",
     "stop",
+    "units_rejected",
     "evaluations",
     "n_train",
     "n_test",
@@ -73,7 +74,7 @@ KEY: tuple[str, ...] = ("suite", "problem", "method", "variant", "seed", "noise"
 _INT = {"seed", "complexity", "size", "k", "epochs", "evaluations", "n_train", "n_test",
         "size_unsnapped"}
 _FLOAT = {"noise", "max_time", "r2_test", "r2_train", "fit_time", "time_to_best_s",
-          "r2_test_unsnapped"}
+          "r2_test_unsnapped", "units_rejected"}
 _BOOL = {"accuracy_solution", "symbolic_solution", "solved_srbench", "exact_test",
          "solved_srbench_unsnapped"}
 #: Columns of ``cadsr bench`` files written before the variant column.

@@ -52,6 +52,8 @@ def print_formula(model) -> None:
     print(f"\nLaTeX:      {model.latex()}")
     nodes = "nodes by operator_complexity" if model.operator_complexity else "nodes"
     print(f"Complexity: {model.best_expression_.complexity}  (k = {nodes} + fitted constants)")
+    if getattr(model, "units_", None) is not None:
+        print(f"Units:      {model.units_}")
 
 
 def print_front(model) -> None:
