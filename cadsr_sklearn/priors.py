@@ -21,8 +21,9 @@ and its log-probability is the same either way.
 * **units** (with the data's physical units): where a node's units are known, a
   token gets ``−(n − n_min)``, where ``n`` is the fewest nodes a subtree rooted
   at it needs to have those units and ``n_min`` the fewest over the allowed tokens
-  (:mod:`cadsr_sklearn.unit_masks`): each node more than needed weighs e³ times
-  less (:data:`UNITS_PRIOR_WEIGHT`). Without it an untrained policy, denied the
+  (:mod:`cadsr_sklearn.unit_masks`; a factor of a product is priced with its
+  sibling): each node more than needed weighs e times less
+  (:data:`UNITS_PRIOR_WEIGHT`). Without it an untrained policy, denied the
   terminals of the wrong units, keeps choosing operators and most trees run into
   the length cap unfinished.
 """
@@ -38,9 +39,10 @@ from .library import Library
 __all__ = ["Priors", "UNITS_PRIOR_WEIGHT"]
 
 #: Log-weight of each node more than the fewest a token needs to give a node its
-#: units: 3, measured on the Feynman development sample's units with an untrained
-#: policy (the share of sampled formulas that are consistent rose from about 8 % at
-#: weight 1 to 20 % at 3; see docs/experiments/units.md).
+#: units. 1: on the Feynman development sample (60 s, 2000 rows, seed 0, noise 0) it
+#: solved 4 of 6 problems whose units constrain, against 3 of 6 at weight 3, where
+#: most batches held fewer than 200 distinct formulas of 500 and the search settled
+#: on short ones such as (r1 + r2)/2; see docs/experiments/units.md.
 UNITS_PRIOR_WEIGHT = 1.0
 
 

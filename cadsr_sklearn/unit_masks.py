@@ -212,6 +212,8 @@ class UnitTables:
                        else torch.as_tensor(units.target, dtype=torch.float64, device=device))
         self.dimensional_constant = units.dimensional_constant
         self.D = D
+        #: (1, V) UnitTracker's fewest nodes of each token that fixes its own units
+        self.own_costs: torch.Tensor | None = None
 
 
 class UnitTracker:
@@ -399,9 +401,11 @@ class UnitTracker:
         """Fewest nodes (1, V) of a subtree rooted at each token whose units it fixes
         itself: 1 for a variable or a constant, a function and its argument."""
         tab = self.tables
-        own = self._costs(torch.zeros(1, tab.D, dtype=torch.float64, device=tab.kind.device),
-                          torch.zeros(1, dtype=torch.bool, device=tab.kind.device))
-        return torch.where(tab.is_variable.unsqueeze(0), 1, own)
+        if tab.own_costs is None:  # the same for every tree and step: computed once per fit
+            own = self._costs(torch.zeros(1, tab.D, dtype=torch.float64, device=tab.kind.device),
+                              torch.zeros(1, dtype=torch.bool, device=tab.kind.device))
+            tab.own_costs = torch.where(tab.is_variable.unsqueeze(0), 1, own)
+        return tab.own_costs
 
     def _left_factor_costs(self, t: int, parent_token: torch.Tensor,
                            slot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
