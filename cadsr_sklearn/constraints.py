@@ -26,8 +26,6 @@ that clears the entries it bans; each can be switched off.
                 (see the tuning guide);
 * inverse     — a child is not its parent's inverse (exp∘log, sqrt∘square, …);
 * trig        — no trigonometric operator below another one;
-* units       — with the data's physical units, every formula is dimensionally
-                consistent (:mod:`cadsr_sklearn.unit_masks`);
 * nesting     — the user's ``nested_constraints`` (PySR's): at most ``n`` of an
                 inner operator on any path below an outer one, counted per node
                 from its ancestors. A limit given for a pair of trigonometric
@@ -36,12 +34,15 @@ that clears the entries it bans; each can be switched off.
 * required    — the user's ``required_features``: each must appear in every tree.
                 A token is banned when, after it, the open slots and the nodes
                 left under ``max_length`` could no longer hold every required
-                feature still missing (which also bans closing the tree early).
+                feature still missing (which also bans closing the tree early);
+* units       — with the data's physical units, every formula is dimensionally
+                consistent (:mod:`cadsr_sklearn.unit_masks`).
 
-A variable is never banned except by ``min_length``, which yields when no
-operator is left, and by ``required``, which never bans a missing required
-feature while the tree can still hold the others: so every mask allows at least
-one token (see :func:`required_features_rule`).
+A variable is never banned before ``required`` except by ``min_length``, which
+yields when no operator is left, and ``required`` never bans a missing required
+feature while the tree can still hold the others; ``units`` comes after them and
+yields where it would leave no token: so every mask allows at least one token
+(see :func:`required_features_rule`).
 """
 
 from __future__ import annotations
@@ -303,7 +304,8 @@ def required_features_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor
 
     Never empty while the state is feasible (the sampler keeps it so): a missing
     required feature at node t is feasible whenever the state before it is, and
-    no other rule bans a variable (``min_length`` runs after this rule, and bans
+    no rule before it bans a variable (the units rule, which does, runs after it
+    and yields rather than empty the mask; ``min_length`` runs last, and bans
     terminals only where an operator, then feasible, is left). The bound assumes
     some binary operator is allowed at every slot: :class:`Constraints` refuses
     nesting limits that cap every binary operator when two or more features
@@ -402,12 +404,15 @@ class Constraints:
             rules.append(inverse_rule)
         if self.no_nested_trig and len(library.trig_ids) and not self._trig_in_nesting:
             rules.append(trig_rule)
-        if units is not None:
-            rules.append(units_rule)
         if self.nesting_limits:
             rules.append(nesting_rule)
         if self.required_features:
             rules.append(required_features_rule)  # after every rule that bans operators
+        if units is not None:
+            # after the required features: where the units leave none of the tokens those
+            # allow, the units rule yields (the tree is marked and rejected by the final
+            # check), so no rule empties a mask and a required feature is never dropped
+            rules.append(units_rule)
         if self.min_length > 1:
             rules.append(min_length_rule)  # must stay last
         self.rules = rules

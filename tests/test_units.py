@@ -227,3 +227,22 @@ def test_a_constant_target_is_in_the_targets_units():
     assert model.units_ == "m/s; its constant factor in m/s"
     model = CADSRRegressor(**TINY).fit(X, y, X_units=["m", "s"])
     assert model.units_ == "those of y (a constant)"
+
+
+def test_required_features_with_units_never_empty_a_mask():
+    # the last slot may need a dimensionless token while m (kg) is still missing: the units
+    # rule, which runs after the required one, yields there instead of leaving no token
+    library = Library(3)
+    units = parse_units(["m", "s", "kg"], "m/s", ["x", "t", "m"])
+    constraints = Constraints(library, max_length=8, units=units, required_features=[2])
+    policy = Policy(len(library), max_length=8, embedding_dim=8, dct_dim=4, n_layers=1,
+                    n_heads=1, ff_dim=16, attention="dct", position_encoding="dpe",
+                    embedding_std=0.5, parent_sibling=True)
+    priors = Priors(library, uniform_arity=True, length=6, units=True)
+    torch.manual_seed(0)
+    batch = Sampler(policy, library, constraints, priors).sample(
+        2000, torch.Generator().manual_seed(0))
+    assert torch.isfinite(batch.log_probs).all()
+    m = library.index("x2")
+    for expression in batch.expressions(library):
+        assert m in expression.tokens  # the required feature is never dropped
