@@ -544,8 +544,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
             (``"m/s^2"``, ``"kg*m^2/s^2"``, ``"1"`` for dimensionless), or an
             exponent vector over base dimensions of your own; a sequence in
             column order or a dict by feature name. With them every formula the
-            search samples, scores and returns is dimensionally consistent (see
-            the user guide's "Physical units").
+            search scores and returns is dimensionally consistent (the sampler
+            keeps to the units as trees grow, and a final check rejects the few
+            it cannot settle; see the user guide's "Physical units").
         y_units : str or sequence of float, default=None
             The target's units (with ``X_units``); None leaves them free (then
             only the formula's inner consistency is required). With several
@@ -644,7 +645,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
                                             target=names[0]),
                      self.device_)
         self.search_state_ = saver.state
-        check_found(result)
+        check_found(result, search)
 
         self._present(result, X, y, sample_weight, search.y_variance, search.scorer.fitted_rows,
                       required=required)

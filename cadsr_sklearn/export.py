@@ -172,7 +172,7 @@ def _unit_comment(units: FormulaUnits | None, i: int) -> str:
     return "" if units is None else f"  # {units.features[i]}"
 
 
-def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None,
+def to_python_source(expression: Expression, feature_names: Sequence[str] | None = None, *,
                      units: FormulaUnits | None = None) -> str:
     """Self-contained Python source: ``formula(X)`` with NumPy, X of shape (n, n_features).
 
@@ -214,7 +214,7 @@ def _python_source(expression: Expression, feature_names: Sequence[str] | None,
     )
 
 
-def to_numpy(expression: Expression, feature_names: Sequence[str] | None = None,
+def to_numpy(expression: Expression, feature_names: Sequence[str] | None = None, *,
              units: FormulaUnits | None = None) -> Callable[[np.ndarray], np.ndarray]:
     """A NumPy function ``f(X) -> y``: the Python source of :func:`to_python_source`,
     compiled; its ``units`` attribute is ``units`` (None without)."""
@@ -227,7 +227,7 @@ def to_numpy(expression: Expression, feature_names: Sequence[str] | None = None,
     return function
 
 
-def to_torch(expression: Expression, feature_names: Sequence[str] | None = None,
+def to_torch(expression: Expression, feature_names: Sequence[str] | None = None, *,
              units: FormulaUnits | None = None) -> "FormulaModule":
     """A :class:`torch.nn.Module` whose ``forward(X)`` is the formula, constants trainable.
 
@@ -275,7 +275,7 @@ class FormulaModule(torch.nn.Module):
         return torch.broadcast_to(y, (X.shape[0],))
 
 
-def to_jax(expression: Expression, feature_names: Sequence[str] | None = None,
+def to_jax(expression: Expression, feature_names: Sequence[str] | None = None, *,
            units: FormulaUnits | None = None):
     """A JAX function ``f(X, constants=fitted) -> y``, jit- and grad-able in ``constants``.
 
@@ -304,7 +304,7 @@ def to_jax(expression: Expression, feature_names: Sequence[str] | None = None,
 
 
 def to_c_source(expression: Expression, feature_names: Sequence[str] | None = None,
-                units: FormulaUnits | None = None, function_name: str = "formula") -> str:
+                function_name: str = "formula", *, units: FormulaUnits | None = None) -> str:
     """C99 source of ``double formula(const double *x)``, one row's features in, y out.
 
     Uses ``<math.h>`` (link with ``-lm``); compile without ``-ffast-math``,
@@ -339,7 +339,7 @@ def to_c_source(expression: Expression, feature_names: Sequence[str] | None = No
     )
 
 
-def export(expression: Expression, feature_names: Sequence[str] | None, target: str,
+def export(expression: Expression, feature_names: Sequence[str] | None, target: str, *,
            units: FormulaUnits | None = None):
     """``expression`` as ``target``, one of :data:`TARGETS`: its function above."""
     exporters = {"numpy": to_numpy, "torch": to_torch, "jax": to_jax,

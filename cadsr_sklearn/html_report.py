@@ -366,6 +366,8 @@ def _data_section(model, outputs, data) -> str:
     symbols = list(getattr(model, "symbol_names_", None) or columns)
     renamed = any(s != c for s, c in zip(symbols, columns))
     data_units = getattr(model, "data_units_", None)
+    if isinstance(data_units, list):  # several outputs: the same features' units in each
+        data_units = data_units[0]
     units = list(data_units.feature_labels) if data_units is not None else None
     head = "<tr><th class=\"left\">feature</th>" + (
         "<th class=\"left\">symbol in the formulas</th>" if renamed else "") + (

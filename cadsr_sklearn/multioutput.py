@@ -20,7 +20,7 @@ __all__ = ["PER_OUTPUT", "fit_outputs", "per_output"]
 
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
 PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
-              "n_evaluations_", "stop_reason_", "y_variance_", "guesses_")
+              "n_evaluations_", "stop_reason_", "y_variance_", "guesses_", "data_units_")
 
 
 def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_units=None,
@@ -38,6 +38,10 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_
                   and all(u is None or isinstance(u, str) or hasattr(u, "__len__")
                           for u in y_units) and not all(isinstance(u, (int, float))
                                                         for u in y_units))
+    if (isinstance(y_units, (list, tuple)) and not per_column
+            and any(isinstance(u, str) or hasattr(u, "__len__") for u in y_units)):
+        raise ValueError(f"y_units has {len(y_units)} entries but y has {Y.shape[1]} "
+                         f"outputs: give one entry per output, or one for all.")
     targets = list(y_units) if per_column else [y_units] * Y.shape[1]
     previous = getattr(estimator, "estimators_", None)
     if estimator.warm_start and previous is not None and len(previous) == Y.shape[1]:

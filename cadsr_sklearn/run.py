@@ -62,12 +62,20 @@ def run(search: Search, saver: SearchSaver, progress: Callable[[], Progress],
     return result
 
 
-def check_found(result: SearchResult) -> None:
+def check_found(result: SearchResult, search: Search) -> None:
     """Raise when the run has no formula: KeyboardInterrupt after an early Ctrl-C, else
-    RuntimeError."""
+    RuntimeError saying why (with units: whether the dimensional check rejected them)."""
     if result.best is None and result.interrupted:
         raise KeyboardInterrupt  # Ctrl-C before the first epoch ended: nothing to keep
     if result.best is None:
+        if search.scorer.n_rejected_for_units:
+            raise RuntimeError(
+                f"The search found no dimensionally consistent formula: the units check "
+                f"rejected {search.scorer.n_rejected_for_units} candidates and the rest were "
+                f"non-finite on the training data. The operators may not be able to give "
+                f"the target's units (a square root of a ratio needs sqrt, for instance), "
+                f"or X_units / y_units may be wrong; add operators, check the units, or "
+                f"fit without them.")
         raise RuntimeError(
             "The search found no valid expression (every candidate was non-finite on the "
             "training data). Try other operators, more epochs, or rescaling X and y."

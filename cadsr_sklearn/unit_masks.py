@@ -68,16 +68,18 @@ class ReachCosts:
     """The fewest nodes a subtree needs to have given units: a dynamic programme over
     subtree sizes, with the variables' units (and a dimensionless constant) as leaves.
 
-    Sizes up to ``_TABULATED_SIZE`` are exact for the operators ``*``, ``/``,
-    ``sqrt``, ``square``, ``cube``, ``inv``; units it did not meet cost one node
+    Sizes up to ``_TABULATED_SIZE`` are exact for the operators ``*``, ``/`` and
+    those of ``sqrt``, ``square``, ``cube``, ``inv`` in the library (``scales``,
+    the factors they scale units by); units it did not meet cost one node
     more when they are a combination of the variables' units, and cannot be
     reached when they are not. The mask uses these as lower bounds: an
     operator is allowed only where its subtree can close within the length left.
     """
 
-    def __init__(self, variable_units: np.ndarray) -> None:
+    def __init__(self, variable_units: np.ndarray, scales: tuple[float, ...]) -> None:
         quanta = variable_units * _QUANTUM
         self.D = variable_units.shape[1]
+        self.scales = scales  # the factors of the library's scaling operators (sqrt: ½, …)
         self.exact = bool(np.allclose(quanta, np.round(quanta)))
         # An orthonormal basis of the units the variables span: the rest is out of reach.
         basis, singular, _ = np.linalg.svd(variable_units.T, full_matrices=False)
@@ -138,9 +140,11 @@ class ReachCosts:
             fresh = []
             below = sizes[size - 1]
             # unary scalings: the value's units from the child's (quanta stay integral)
-            scaled = [below * 2, below * 3, -below]
-            halves = below[np.all(below % 2 == 0, axis=1)] // 2
-            for vectors in scaled + [halves]:
+            # only the library's scaling operators: without sqrt no half powers, and so on
+            scaled = [below * int(f) for f in (2, 3, -1) if f in self.scales]
+            if 0.5 in self.scales:
+                scaled.append(below[np.all(below % 2 == 0, axis=1)] // 2)
+            for vectors in scaled:
                 if len(vectors):
                     fresh += admit(vectors, size)
             for left in range(1, size - 1):
@@ -207,7 +211,8 @@ class UnitTables:
         self.is_constant = self.kind == CONSTANT
         self.arity = torch.as_tensor(library.arities, device=device)  # (V,)
         self.scale_factors = sorted({r.factor for r in rules if r.kind == "scale"})
-        self.reach = ReachCosts(np.asarray(units.features, dtype=np.float64))
+        self.reach = ReachCosts(np.asarray(units.features, dtype=np.float64),
+                                tuple(self.scale_factors))
         self.target = (None if units.target is None
                        else torch.as_tensor(units.target, dtype=torch.float64, device=device))
         self.dimensional_constant = units.dimensional_constant

@@ -116,24 +116,25 @@ class Units:
         labels = list(self.feature_labels)
         if self.target is not None and _equal(exponents, self.target):
             return self.target_label
-        starts = [(None, np.zeros_like(exponents))]
+        starts = [(None, 0.0)]  # the target's units to the power 0, 1 or −1 (a divisor)
         if self.target is not None:
-            starts.append((self.target_label, self.target))
-        for label, start in starts:
-            rest = exponents - start
+            starts += [(self.target_label, 1.0), (self.target_label, -1.0)]
+        for label, k in starts:
+            rest = exponents - (0.0 if label is None else k * self.target)
+            target = [(label, k)] if label is not None else []
             if not np.any(np.abs(rest) > _TOLERANCE):
-                return "1" if label is None else label
+                return "1" if label is None else _product(target)
             for i, row in enumerate(self.features):  # one feature's units
                 power = _power_of(rest, row)
                 if power is not None:
-                    return _product([(label, 1.0)] * (label is not None) + [(labels[i], power)])
+                    return _product(target + [(labels[i], power)])
             coef, *_ = np.linalg.lstsq(self.features.T, rest, rcond=None)
             simple = [Fraction(float(c)).limit_denominator(4) for c in coef]
             if np.allclose(self.features.T @ np.array([float(f) for f in simple]), rest,
                            atol=1e-9):
                 terms = [(labels[i], float(f)) for i, f in enumerate(simple) if f]
                 if len({labels[i] for i, f in enumerate(simple) if f}) == len(terms):
-                    return _product([(label, 1.0)] * (label is not None) + terms)
+                    return _product(target + terms)
         return None
 
 
@@ -156,9 +157,12 @@ def _dimensionality(text: str, label: str) -> dict[str, float]:
     registry = _registry()
     try:
         unit = registry.parse_units(text.strip()) if text.strip() else registry.dimensionless
-    except (pint.errors.PintError, AttributeError, SyntaxError, TypeError, ValueError) as err:
-        raise ValueError(f"{label}: cannot read the units {text!r} ({err}). Write them as pint "
-                         f"does, e.g. 'm/s^2', 'kg*m^2/s^2', or '1' for dimensionless.") from None
+    except Exception as err:  # noqa: BLE001 - pint's parser raises many kinds on bad text
+        # (AssertionError for "m/s^", tokenize.TokenError for "m)", ZeroDivisionError for "1/0")
+        reason = str(err) or type(err).__name__
+        raise ValueError(f"{label}: cannot read the units {text!r} ({reason}). Write them as "
+                         f"pint does, e.g. 'm/s^2', 'kg*m^2/s^2', or '1' for dimensionless."
+                         ) from None
     try:
         registry.Quantity(2.0, unit) * registry.Quantity(2.0, unit)
     except pint.errors.OffsetUnitCalculusError:
@@ -410,7 +414,13 @@ class UnitCheck:
         The formula's units (the target's when consistent and they were given);
         None when they depend on a fitted exponent.
     factor_units : ndarray of shape (D,) or None
-        The units of the overall constant factor when it carries some, else None.
+        The units of the overall constant factor when it carries some, else None:
+        of the number that multiplies the rest of the formula as it is shown
+        (``365.25*a**(3/2)``, day/au^(3/2)), also where the tree divides by its
+        constant (``a**1.5/c``, which SymPy shows as the same product).
+    open_factor : bool
+        An overall factor carries units that depend on a fitted exponent (then
+        ``factor_units`` is None).
     reason : str
         Why it is not consistent ("" when it is).
     """
@@ -418,6 +428,7 @@ class UnitCheck:
     consistent: bool
     units: np.ndarray | None = None
     factor_units: np.ndarray | None = None
+    open_factor: bool = False
     reason: str = ""
 
 
@@ -464,8 +475,10 @@ def check_units(expression: Expression, units: Units, rules: Sequence[UnitRule] 
         return UnitCheck(False, reason=str(err))
     root = values[0]
     if root is _FREE:
-        factor = None if units.target is None else _factor_units(expression, rules, units, values)
-        return UnitCheck(True, units.target, factor)
+        if units.target is None:
+            return UnitCheck(True, None)
+        factor = _factor_units(expression, rules, units, values)
+        return UnitCheck(True, units.target, factor, open_factor=factor is None)
     if root is _OPEN:
         if units.target is None:
             return UnitCheck(True, None)
@@ -534,7 +547,7 @@ def _factor_units(expression: Expression, rules, units: Units, values: list) -> 
                    if expression.library.tokens[t].kind == "constant"}
 
     def exponent_value(i: int) -> float | None:
-        """Value of a variable-free exponent subtree (a constant, a constant's negation)."""
+        """Value of an exponent that is a constant or the literal 1; None for anything else."""
         rule = rules[tokens[i]]
         if rule.kind == "constant":
             return float(constant_at[i])
@@ -547,6 +560,10 @@ def _factor_units(expression: Expression, rules, units: Units, values: list) -> 
         rule, value = rules[tokens[i]], values[i]
         if rule.kind == "constant" and value is _FREE:
             return np.zeros(D)  # the factor itself
+        if rule.kind == "scale" and isinstance(value, str):  # sqrt(a**c), square(c·x)
+            (child,) = expression.children(i)
+            inner = resolved(child, sign)
+            return None if inner is None else rule.factor * inner
         if rule.kind in ("mul", "div") and (value is _FREE or value is _OPEN):
             left, right = expression.children(i)
             a = resolved(left, sign)
@@ -564,6 +581,8 @@ def _factor_units(expression: Expression, rules, units: Units, values: list) -> 
         return None
 
     rest = resolved(0, 1.0)
+    # the coefficient the formula is shown with: SymPy writes x/c as (1/c)·x, so whether the
+    # tree multiplies or divides by its constant, the number people read multiplies
     return None if rest is None else units.target - rest
 
 
@@ -588,4 +607,6 @@ def describe_units(expression: Expression, units: Units | None) -> str | None:
         text = "unknown (set by a fitted exponent)"
     if check.factor_units is not None:
         text += f"; its constant factor in {units.format(check.factor_units)}"
+    elif check.open_factor:
+        text += "; its constant factor's units depend on a fitted exponent"
     return text

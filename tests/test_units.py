@@ -15,7 +15,7 @@ from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import Sampler
-from cadsr_sklearn.units import check_units, data_units, parse_units
+from cadsr_sklearn.units import check_units, data_units, describe_units, parse_units
 
 # U = k x² / 2: a spring's energy (I.14.4 of AI-Feynman)
 SPRING = dict(X_units=["kg/s^2", "m"], y_units="kg*m^2/s^2")
@@ -59,6 +59,9 @@ def test_the_overall_factor_carries_units_only_where_no_formula_balances_without
 @pytest.mark.parametrize("X_units, y_units, message", [
     (["m"], "furlongs_per_blorp", "y_units: cannot read the units"),
     (["degC"], "K", "offset"),
+    (["m/s^"], "m", "cannot read the units 'm/s\\^'"),  # pint: AssertionError
+    (["m)"], "m", "cannot read the units 'm\\)'"),  # pint: tokenize.TokenError
+    (["1/0"], "m", "cannot read the units '1/0'"),  # pint: ZeroDivisionError
     (["m", "s"], "m", "2 entries but X has 1"),
     ({"b": "m"}, "m", "not features"),
     ([[1, 0]], "m", "either as unit strings or as exponent vectors"),
@@ -107,6 +110,22 @@ def test_the_overall_factor_takes_the_units_the_formula_needs():
     np.testing.assert_allclose(verdict.factor_units, [-1.5, 1.0])  # s/m^1.5 over (length, time)
     # the factor is only the top product chain's: a constant inside a sum stays dimensionless
     assert not check_units(_expression(library, ["add", "c", "x0"]), units).consistent
+    # a tree that divides by its factor, a^1.5/c, is shown as the same product (1/c)·a^1.5:
+    # the units are those of the number people read
+    divided = _expression(library, ["div", "pow", "x0", "c", "c"]).with_constants([0.0027, 1.5])
+    assert "*x0**1.5" in str(divided.to_sympy(["x0"]))
+    np.testing.assert_allclose(check_units(divided, units).factor_units, [-1.5, 1.0])
+    assert describe_units(divided, units) == "day; its constant factor in day/au**(3/2)"
+    # units set by a fitted exponent below a scaling operator are found; where an exponent
+    # is not a number the factor's units are said to depend on it, never left out
+    rooted = _expression(library, ["mul", "c", "sqrt", "pow", "x0", "c"]).with_constants(
+        [365.25, 3.0])
+    np.testing.assert_allclose(check_units(rooted, units).factor_units, [-1.5, 1.0])
+    library = Library(2)
+    units = parse_units(["au", "1"], "day", ["a", "z"])
+    open_power = _expression(library, ["mul", "c", "pow", "x0", "x1"]).with_constants([365.25])
+    assert describe_units(open_power, units) == (
+        "day; its constant factor's units depend on a fitted exponent")
 
 
 # ------------------------------------------------------------------ masks
@@ -193,6 +212,10 @@ def test_several_outputs_take_one_target_unit_each():
     model = CADSRRegressor(**TINY).fit(X, Y, X_units=["kg/s^2", "m"],
                                        y_units=["kg*m^2/s^2", "m^2"])
     assert model.units_ == ["kg*m^2/s^2", "m^2"]
+    assert "<td class=\"left mono\">kg/s^2</td>" in report_html(model)  # each feature's units
+    with pytest.raises(ValueError, match="y_units has 3 entries but y has 2 outputs"):
+        CADSRRegressor(**TINY).fit(X, Y, X_units=["kg/s^2", "m"],
+                                   y_units=["kg*m^2/s^2", "m^2", "m"])
 
 
 # ------------------------------------------------------- what the user sees
@@ -246,3 +269,15 @@ def test_required_features_with_units_never_empty_a_mask():
     m = library.index("x2")
     for expression in batch.expressions(library):
         assert m in expression.tokens  # the required feature is never dropped
+
+
+def test_a_target_the_operators_cannot_give_says_so():
+    # T = 2π·sqrt(L/g) in s from L in m and g in m/s²: no formula without sqrt (or pow beside
+    # a dimensional factor) has the units of a time
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (50, 2))
+    y = 2 * np.pi * np.sqrt(X[:, 0] / X[:, 1])
+    model = CADSRRegressor(**TINY, binary_operators=("add", "sub", "mul", "div"),
+                           unary_operators=("sin",))
+    with pytest.raises(RuntimeError, match="no dimensionally consistent formula"):
+        model.fit(X, y, X_units=["m", "m/s^2"], y_units="s")
