@@ -109,6 +109,7 @@ class ReachCosts:
                                                                                  self.D))
         order = np.argsort(self._encoded)
         self._encoded, self._order = self._encoded[order], order
+        self._on_device: dict[torch.device, dict[str, torch.Tensor]] = {}
 
     @staticmethod
     def _encode(q: np.ndarray) -> np.ndarray:
@@ -155,6 +156,20 @@ class ReachCosts:
                 fresh += admit((a[:, None, :] - b[None, :, :]).reshape(-1, D), size, by_quotient)
             sizes[size] = np.array(fresh, dtype=np.int64).reshape(-1, D)
 
+    def _tables_on(self, device: torch.device) -> dict[str, torch.Tensor]:
+        """The sorted codes, their costs and the span's basis as tensors on ``device``
+        (made once per device: :meth:`lookup` runs at every step of sampling)."""
+        if device not in self._on_device:
+            as_tensor = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
+            width = 2 * _MAX_QUANTA + 1
+            self._on_device[device] = dict(
+                encoded=as_tensor(self._encoded), cost=as_tensor(self.cost[self._order]),
+                cost_mul=as_tensor(self.cost_mul[self._order]),
+                cost_div=as_tensor(self.cost_div[self._order]),
+                span=as_tensor(np.ascontiguousarray(self.span, dtype=np.float64)),
+                powers=as_tensor(width ** np.arange(self.D, dtype=np.int64)))
+        return self._on_device[device]
+
     def lookup(self, units: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Fewest nodes for ``units`` (..., D): overall, with ``*`` at the top, with ``/``.
 
@@ -165,28 +180,25 @@ class ReachCosts:
         if self.D == 0:  # every quantity is dimensionless: any leaf, any product of two
             ones = torch.ones(shape, dtype=torch.long, device=units.device)
             return ones, 3 * ones, 3 * ones
-        u = units.reshape(-1, self.D).cpu().numpy()
-        span = self.span
-        residual = u - (u @ span) @ span.T
-        fallback = np.where(np.all(np.abs(residual) < 1e-9, axis=1), _TABULATED_SIZE + 1,
-                            _UNREACHABLE)
+        tab = self._tables_on(units.device)
+        u = units.reshape(-1, self.D).to(torch.float64)  # (n, D)
+        residual = u - (u @ tab["span"]) @ tab["span"].T
+        fallback = torch.where((residual.abs() < 1e-9).all(dim=1), _TABULATED_SIZE + 1,
+                               _UNREACHABLE)  # (n,)
         q = u * _QUANTUM
-        rounded = np.round(q)
-        inside = np.all(np.abs(q - rounded) < 1e-6, axis=1) & np.all(np.abs(rounded)
-                                                                        <= _MAX_QUANTA, axis=1)
-        cost = fallback.copy()
-        cost_mul, cost_div = fallback.copy(), fallback.copy()
-        if len(self._encoded) and inside.any():
-            code = self._encode(rounded[inside].astype(np.int64))
-            at = np.clip(np.searchsorted(self._encoded, code), 0, len(self._encoded) - 1)
-            found = self._encoded[at] == code
-            row = self._order[at[found]]
-            where = np.flatnonzero(inside)[found]
-            cost[where] = self.cost[row]
-            cost_mul[where] = np.minimum(self.cost_mul[row], fallback[where])
-            cost_div[where] = np.minimum(self.cost_div[row], fallback[where])
-        as_tensor = lambda a: torch.as_tensor(a, device=units.device).reshape(shape)  # noqa: E731
-        return as_tensor(cost), as_tensor(cost_mul), as_tensor(cost_div)
+        rounded = q.round()
+        inside = ((q - rounded).abs() < 1e-6).all(dim=1) & (rounded.abs()
+                                                              <= _MAX_QUANTA).all(dim=1)
+        cost, cost_mul, cost_div = fallback, fallback, fallback
+        if len(tab["encoded"]):
+            quanta = rounded.clamp(-_MAX_QUANTA, _MAX_QUANTA).long()
+            code = ((quanta + _MAX_QUANTA) * tab["powers"]).sum(dim=1)  # as _encode writes it
+            at = torch.searchsorted(tab["encoded"], code).clamp(max=len(tab["encoded"]) - 1)
+            found = inside & (tab["encoded"][at] == code)
+            cost = torch.where(found, tab["cost"][at], fallback)
+            cost_mul = torch.where(found, torch.minimum(tab["cost_mul"][at], fallback), fallback)
+            cost_div = torch.where(found, torch.minimum(tab["cost_div"][at], fallback), fallback)
+        return cost.reshape(shape), cost_mul.reshape(shape), cost_div.reshape(shape)
 
 
 class UnitTables:
