@@ -19,7 +19,10 @@ Prints a table of the per-phase medians, the epochs a 60-second budget buys, and
 final line, a JSON object.
 
     python perf/bench_epoch.py [--case realistic] [--epochs 30] [--seeds 0,1,2] [--n-jobs 1]
-                               [--param criterion=reward ...]
+                               [--param criterion=reward ...] [--units]
+
+``--units`` fits with the problem's physical units (``X_units``, ``y_units``), so the
+sampler and the update run under the dimensional constraint.
 """
 
 import argparse
@@ -40,11 +43,13 @@ CASES = {
 
 
 def epochs_of_one_fit(case: dict, seed: int, n_epochs: int, n_jobs: int | None,
-                      params: dict) -> list[dict]:
-    data = get_problem(case["problem"]).sample(seed=seed, noise=case["noise"], n_train=case["rows"])
+                      params: dict, units: bool = False) -> list[dict]:
+    problem = get_problem(case["problem"])
+    data = problem.sample(seed=seed, noise=case["noise"], n_train=case["rows"])
     model = CADSRRegressor(n_epochs=n_epochs, tol=0.0, random_state=seed, device="cpu",
                            n_jobs=n_jobs, **params)
-    model.fit(data.X_train, data.y_train)
+    given = dict(X_units=list(problem.units), y_units=problem.target_units) if units else {}
+    model.fit(data.X_train, data.y_train, **given)
     return model.history_[1:]  # the first epoch pays one-off warm-up costs
 
 
@@ -57,16 +62,20 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
                         help="estimator parameters to set (the CLI's syntax)")
+    parser.add_argument("--units", action="store_true",
+                        help="fit with the problem's physical units (the AI-Feynman table)")
     args = parser.parse_args()
     params = estimator_params(args.param)
     seeds = [int(s) for s in args.seeds.split(",")]
     case = CASES[args.case]
 
     history = [h for seed in seeds
-               for h in epochs_of_one_fit(case, seed, args.epochs, args.n_jobs, params)]
+               for h in epochs_of_one_fit(case, seed, args.epochs, args.n_jobs, params,
+                                          args.units)]
     epoch_s = [sum(h[p] for p in PHASES) for h in history]
     median_epoch = statistics.median(epoch_s)
     print(f"{case['problem']}, {case['rows']} rows, noise {case['noise']}, seeds {seeds}, "
+          f"{'with units, ' if args.units else ''}"
           f"{len(history)} epochs after warm-up, n_jobs {args.n_jobs}, "
           f"{len(os.sched_getaffinity(0))} cores, {platform.processor() or platform.machine()}")
     print(f"{'phase':<16}{'median s':>10}")
@@ -84,6 +93,7 @@ def main() -> None:
         "seeds": seeds,
         "n_jobs": args.n_jobs,
         "params": params,
+        "units": args.units,
         **case,
     }))
 
