@@ -136,6 +136,10 @@ class Batch:
         return [Expression(tokens, library) for tokens in self.token_lists()]
 
 
+#: Trees whose teacher-forced places, masks and priors a sampler keeps.
+_FORCED_KEPT = 4096
+
+
 class Sampler:
     """Draws constrained expression trees from a policy, breadth-first.
 
@@ -165,6 +169,16 @@ class Sampler:
             )
         self.policy, self.library, self.constraints = policy, library, constraints
         self.priors = priors if priors is not None and priors.active else None
+        self._forced: dict[tuple, Batch] = {}  # see teacher_force
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_forced"] = {}  # a cache: not part of a checkpoint
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state.setdefault("_forced", {})
+        self.__dict__.update(state)
 
     @property
     def device(self) -> torch.device:
@@ -265,21 +279,50 @@ class Sampler:
         tokens forced; log-probabilities and entropies are under the current
         weights.  Raises ValueError for an incomplete or too long tree, or one
         the constraints would not have allowed.
+
+        A tree's places, masks and priors are a function of its tokens alone, so
+        they are kept (for the last :data:`_FORCED_KEPT` trees) and only the
+        log-probabilities are computed again: the replay buffer is forced every
+        epoch, and with units its masks cost as much as a batch's.
         """
+        if len(token_lists) == 0:
+            raise ValueError("teacher_force needs at least one token sequence.")
+        dev = self.device
+        keys = [(dev, tuple(int(s) for s in seq)) for seq in token_lists]
+        first = {}  # each missing tree's first place in token_lists
+        for i, key in enumerate(keys):
+            if key not in self._forced:
+                first.setdefault(key, i)
+        missing = list(first)
+        if missing:
+            structure = self._force_structure([k[1] for k in missing], list(first.values()))
+            for i, key in enumerate(missing):
+                self._forced[key] = structure[i]
+            while len(self._forced) > _FORCED_KEPT:  # oldest first
+                del self._forced[next(iter(self._forced))]
+        batch = Batch.concat([self._forced[k] for k in keys])
+        with torch.no_grad():
+            batch.log_probs, batch.entropies = log_probs_under(self.policy, batch)
+        return batch
+
+    def _force_structure(self, token_lists: Sequence[Sequence[int]],
+                         positions: Sequence[int]) -> Batch:
+        """:meth:`teacher_force` without the log-probabilities: places, masks, priors.
+        ``positions`` are the sequences' places in the caller's list (for messages)."""
         T, dev = self.constraints.max_length, self.device
         n = len(token_lists)
-        if n == 0:
-            raise ValueError("teacher_force needs at least one token sequence.")
         out = self._empty(n)
         padded = []
         for i, seq in enumerate(token_lists):
             seq = [int(s) for s in seq]
             if len(seq) > T:
-                raise ValueError(f"Sequence {i} has {len(seq)} nodes; max_length is {T}.")
+                raise ValueError(f"Sequence {positions[i]} has {len(seq)} nodes; max_length "
+                                 f"is {T}.")
             known = all(0 <= s < len(self.library) for s in seq)
             if not known or not is_complete(seq, self.library):
                 raise ValueError(
-                    f"Sequence {i} {seq} is not one complete BFS tree of this library."
+                    f"Sequence {positions[i]} {seq} is not one complete BFS tree of this "
+                    f"library."
                 )
             padded.append(seq + [PAD] * (T - len(seq)))
         tokens = out["tokens"] = torch.tensor(padded, dtype=torch.long, device=dev)
@@ -295,7 +338,8 @@ class Sampler:
                 i = int((~ok).nonzero()[0])
                 name = self.library.names[int(forced[i])]
                 raise ValueError(
-                    f"Sequence {i}: token {name!r} at BFS position {t} breaks the constraints."
+                    f"Sequence {positions[i]}: token {name!r} at BFS position {t} breaks the "
+                    f"constraints."
                 )
             out["masks"][:, t] = mask & live.unsqueeze(1)
             out["depth"][:, t] = torch.where(live, state.depth[:, t], 0)
@@ -309,10 +353,7 @@ class Sampler:
             if state.units is not None:
                 out["broken"][last] = state.units.violated[last]
             state.advance(forced)
-        batch = Batch(**out)
-        with torch.no_grad():
-            batch.log_probs, batch.entropies = log_probs_under(self.policy, batch)
-        return batch
+        return Batch(**out)
 
 
 class _Step(NamedTuple):

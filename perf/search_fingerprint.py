@@ -11,7 +11,8 @@ once per version, then compare::
 
 Numbers are compared exactly (``repr`` of the float), so "unchanged" means bit for
 bit; the cases cover built-in operators, a user operator numba compiles, one it
-cannot (a SciPy function), sample weights, two outputs and a six-row table.
+cannot (a SciPy function), sample weights, two outputs, a six-row table and
+physical units.
 """
 
 from __future__ import annotations
@@ -42,23 +43,25 @@ def _cases():
     kepler_a = np.array([0.387, 0.723, 1.0, 1.524, 5.203, 9.537])
     kepler_p = np.array([87.97, 224.70, 365.26, 686.98, 4332.6, 10759.2])
     return {
-        "default": (dict(small), X, y, None),
-        "seed3": (dict(small, random_state=3), X, y, None),
-        "compiled-operator": (dict(small, unary_operators=("sin", gauss)), X, y, None),
+        "default": (dict(small), X, y, {}),
+        "seed3": (dict(small, random_state=3), X, y, {}),
+        "compiled-operator": (dict(small, unary_operators=("sin", gauss)), X, y, {}),
         "numpy-operator": (dict(small, unary_operators=("exp", erf)), X[:60],
-                           scipy.special.erf(X[:60, 0]) * X[:60, 1], None),
-        "weights": (dict(small), X, y, w),
-        "two-outputs": (dict(small), X, np.column_stack([y, X[:, 0] * X[:, 1]]), None),
-        "kepler": (dict(small, n_epochs=12), kepler_a[:, None], kepler_p, None),
+                           scipy.special.erf(X[:60, 0]) * X[:60, 1], {}),
+        "weights": (dict(small), X, y, dict(sample_weight=w)),
+        "two-outputs": (dict(small), X, np.column_stack([y, X[:, 0] * X[:, 1]]), {}),
+        "kepler": (dict(small, n_epochs=12), kepler_a[:, None], kepler_p, {}),
+        "units": (dict(small, n_epochs=12), X, 0.5 * X[:, 0] * X[:, 1] ** 2,
+                  dict(X_units=["kg/s^2", "m"], y_units="kg*m^2/s^2")),
     }
 
 
-def _run(params, X, y, w) -> dict:
+def _run(params, X, y, fit_params) -> dict:
     from cadsr_sklearn import CADSRRegressor
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = CADSRRegressor(**params).fit(X, y, sample_weight=w)
+        model = CADSRRegressor(**params).fit(X, y, **fit_params)
     models = getattr(model, "estimators_", None) or [model]
     out = []
     for m in models:
@@ -77,10 +80,10 @@ def _run(params, X, y, w) -> dict:
 
 def dump(path: str, only: list[str] | None) -> None:
     results = {}
-    for name, (params, X, y, w) in _cases().items():
+    for name, (params, X, y, fit_params) in _cases().items():
         if only and name not in only:
             continue
-        results[name] = _run(params, X, y, w)
+        results[name] = _run(params, X, y, fit_params)
         print(name, results[name]["models"][0]["formula"], flush=True)
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
