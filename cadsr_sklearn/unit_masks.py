@@ -87,9 +87,13 @@ class ReachCosts:
         best: dict[tuple, int] = {}
         by_product: dict[tuple, int] = {}
         by_quotient: dict[tuple, int] = {}
+        #: What a need the table does not hold costs when the variables span it: past
+        #: the table when the table is exact; without a table (exponents that are not
+        #: multiples of ¼) only the lower bound 1, so the masks stay loose, never wrong.
+        self.untabulated = _TABULATED_SIZE + 1 if self.exact else 1
         #: Fewest nodes of a dimensionless subtree that is not a lone constant (the
         #: argument of a function, which may not be one): from the variables alone.
-        self.dimensionless_argument = 1 if self.D == 0 else _TABULATED_SIZE + 1
+        self.dimensionless_argument = 1 if self.D == 0 else self.untabulated
         if self.exact and self.D:
             leaves = np.round(quanta).astype(np.int64)
             self._tabulate(leaves, best, by_product, by_quotient, constant_leaf=True)
@@ -173,7 +177,7 @@ class ReachCosts:
     def lookup(self, units: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Fewest nodes for ``units`` (..., D): overall, with ``*`` at the top, with ``/``.
 
-        Units not tabulated cost ``_TABULATED_SIZE + 1`` if the variables span
+        Units not tabulated cost :attr:`untabulated` if the variables span
         them, else ``_UNREACHABLE``.
         """
         shape = units.shape[:-1]
@@ -183,7 +187,7 @@ class ReachCosts:
         tab = self._tables_on(units.device)
         u = units.reshape(-1, self.D).to(torch.float64)  # (n, D)
         residual = u - (u @ tab["span"]) @ tab["span"].T
-        fallback = torch.where((residual.abs() < 1e-9).all(dim=1), _TABULATED_SIZE + 1,
+        fallback = torch.where((residual.abs() < 1e-9).all(dim=1), self.untabulated,
                                _UNREACHABLE)  # (n,)
         q = u * _QUANTUM
         rounded = q.round()

@@ -281,3 +281,14 @@ def test_a_target_the_operators_cannot_give_says_so():
                            unary_operators=("sin",))
     with pytest.raises(RuntimeError, match="no dimensionally consistent formula"):
         model.fit(X, y, X_units=["m", "m/s^2"], y_units="s")
+
+
+def test_exponents_off_the_table_leave_the_masks_loose_not_wrong():
+    # m^(1/3) is no multiple of ¼: no table, and the cost of a need is only a lower bound,
+    # so the consistent x0*x1 stays within reach of a 4-node cap
+    library = Library(2)
+    units = parse_units(["m^(1/3)", "m^(2/3)"], "m", ["a", "b"])
+    product = _expression(library, ["mul", "x0", "x1"])
+    assert check_units(product, units).consistent
+    forced = _sampler(units, library, max_length=4).teacher_force([product.tokens])
+    assert not forced.broken[0]  # no mask had to yield on the way
