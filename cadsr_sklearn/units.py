@@ -325,12 +325,14 @@ def format_units(exponents: np.ndarray | None, base: Sequence[str]) -> str:
 
 
 def _power_of(rest: np.ndarray, row: np.ndarray) -> float | None:
-    """The q with rest = q·row, a simple fraction, or None."""
+    """The q with rest = q·row (a simple fraction where it is one: a fitted exponent such
+    as 3.914 stays as it is), or None."""
     if not np.any(np.abs(row) > _TOLERANCE):
         return None
     q = float(rest @ row / (row @ row))
     simple = float(Fraction(q).limit_denominator(4))
-    return simple if simple and _equal(simple * row, rest) else None
+    q = simple if abs(simple - q) < 1e-9 else q
+    return q if q and np.all(np.abs(q * row - rest) < 1e-6) else None
 
 
 def _product(terms: list[tuple[str, float]]) -> str:

@@ -108,6 +108,9 @@ def test_the_overall_factor_takes_the_units_the_formula_needs():
     verdict = check_units(kepler, units)
     assert verdict.consistent
     np.testing.assert_allclose(verdict.factor_units, [-1.5, 1.0])  # s/m^1.5 over (length, time)
+    # a fitted exponent that is no simple fraction is still written in the user's units
+    fitted = _expression(library, ["mul", "c", "pow", "x0", "c"]).with_constants([365.3, 1.4937])
+    assert describe_units(fitted, units) == "day; its constant factor in day/au**1.494"
     # the factor is only the top product chain's: a constant inside a sum stays dimensionless
     assert not check_units(_expression(library, ["add", "c", "x0"]), units).consistent
     # a tree that divides by its factor, a^1.5/c, is shown as the same product (1/c)·a^1.5:
