@@ -20,41 +20,58 @@ Rewards
     is the same σ².
 ``"mdl"`` (the estimator's default ``criterion``)
     R(τ) = −2 L(τ), L the minimum description length of the data with the
-    formula, in nats: the codelength of Exhaustive Symbolic Regression
-    (Bartlett, Desmond & Ferreira 2023) with the noise σ² profiled, as the
-    BIC's ``"mle"`` does::
+    formula, in nats: a two-part code in the manner of Exhaustive Symbolic
+    Regression (Bartlett, Desmond & Ferreira 2023), with the noise σ²
+    profiled, as the BIC's ``"mle"`` does::
 
         L(τ) = −ln p(y | θ̂, σ̂)                       fit
              + Σ_k max(0, ½ ln(μ_k / 3))                the fitted constants
              + nodes · ln V                             the tree, V tokens
              + Σ_literals codelength(literal)            each fixed literal
 
-    μ_k are the eigenvalues of D I D, I = Σ_r w̃_r g_r g_rᵀ / σ̂² the Fisher
-    information of the fitted constants (g_r = ∂τ(x_r)/∂θ) and D = diag|θ̂|:
-    the information on their logarithms. With one constant, ½ ln(μ/3) =
-    ln(|θ̂|/Δ) + const is the cost of stating θ̂ to the precision Δ = √(12/I)
-    the data give it, ESR's term; with several, the eigenvalues count each
-    direction of the constants the data determine once (ESR takes I's
-    diagonal, which charges twice for two constants that only act together,
-    c₀·c₁·x, and ln det I is the Laplace evidence's volume). A direction the
-    data cannot determine (μ_k < 3: the precision is coarser than the value)
-    costs nothing and gains nothing. A literal
-    costs its :func:`~cadsr_sklearn.simple_numbers.codelength` (ln|p| + ln q
-    for p/q; π and e^(p/q) are not free). Why it is right for small S: with
-    the Gaussian profile likelihood, −ln p = (S/2) ln σ̂² + const, and each
+    μ_k are the eigenvalues of R I R, I = Σ_r w̃_r g_r g_rᵀ / σ̂² the Fisher
+    information of the fitted constants (g_r = ∂τ(x_r)/∂θ) and
+    R = diag(max(s_y / rms_r g_rk, |θ̂_k|)): each constant's *reach*, the
+    change of it that moves the prediction by the targets' spread s_y (their
+    standard deviation), or its own magnitude where that is larger. Each
+    constant is stated to the precision Δ = √(12/I) the data give it, within
+    that range: a constant whose effect is of the targets' size (the 0.5 of
+    ½mv²) costs ½ ln(S s_y² / 3σ̂²), the number of values of its effect the
+    data tell apart; with several, each direction they determine counts once,
+    so c₀·c₁·x costs ½ ln 2 more than c·x, not a second constant. A small
+    constant costs as much as one of the targets' size: an additive 0.0082
+    the noise put there pays the ~½ ln S of the BIC and more. A large one
+    costs its own magnitude, ESR's ln(|θ̂|/Δ) (Exhaustive Symbolic Regression
+    states every constant within its own magnitude): the 4241·x − 4238 of an
+    interpolating polynomial and the base 0.9996 of 0.9996**x, which must be
+    stated to eight digits where the rate of exp(−0.0004·x) takes four. (ESR's
+    cost alone charges a constant the noise made small almost nothing: the
+    best of the 10⁵ formulas a search fits always holds a "3σ" term, and it
+    was chosen.) A direction the data cannot resolve (μ_k < 3) costs nothing.
+    A constant the data
+    cannot tell from zero is then worth more as the literal 0 (snapping tries
+    it first, :mod:`cadsr_sklearn.snapping`). A literal costs its
+    :func:`~cadsr_sklearn.simple_numbers.codelength` (ln|p| + ln q for p/q;
+    π, √2 and e^(p/q) are not free). Why it is right for small S: with the
+    Gaussian profile likelihood, −ln p = (S/2) ln σ̂² + const, and each
     fitted constant's cost holds −ln σ̂, so σ̂ enters L as (S − q) ln σ̂: a
     formula with q fitted constants gains from a smaller residual only
     through its S − q residual degrees of freedom, and one that interpolates
-    (q → S) gains nothing from fitting to round-off. The BIC's k ln S penalty
-    is the large-S limit of the same codelength, and it falls to nothing per
-    node when S is small. A formula with no residual degree of freedom
-    (q ≥ S) scores ``-inf``. The Fisher information is taken on a subsample
-    of the rows (``information_rows``), scaled to all S. With the Student-t
-    likelihood the constants' information is the Gaussian one (σ² is the
-    Student-t's variance). With ``operator_complexity``, "nodes" is
-    :attr:`Expression.node_complexity`: a node of complexity w costs w·ln V,
-    as if it took w tokens to write, so the criterion that chooses the answer
-    weighs operators as the BIC and the front do.
+    (q → S) gains nothing from fitting to round-off. A formula with no
+    residual degree of freedom (q ≥ S) scores ``-inf``. Why it is right for
+    large S: the codes of all formulas sum to at most one (Kraft), so the
+    chance that any of the formulas a search examines beats the law by its
+    extra codelength Δ is at most their number times e^(−Δ); a spurious
+    ``+ c`` next to a law of n nodes has about n·V² variants, each Δ = 2 ln V
+    + ½ ln(S s_y²/3σ̂²) longer, so the chance falls as 1/√S (the same bound
+    with ESR's cost, which does not grow with S, is about n). The Fisher
+    information is taken on a subsample of the rows (``information_rows``),
+    scaled to all S. With the Student-t likelihood the constants' information
+    is the Gaussian one (σ² is the Student-t's variance). With
+    ``operator_complexity``, "nodes" is :attr:`Expression.node_complexity`: a
+    node of complexity w costs w·ln V, as if it took w tokens to write, so
+    the criterion that chooses the answer weighs operators as the BIC and the
+    front do.
 ``"nrmse"``
     DSR's 1 / (1 + NRMSE), NRMSE = RMSE / std(y).
 ``"spl"``
@@ -251,23 +268,29 @@ def _mdl(y_pred, t: _Targets, expression: Expression, rows: _InformationRows, li
     if valid is None or expression.n_fitted >= t.n:  # no residual degree of freedom
         return -np.inf
     loglik, sigma2 = _log_likelihood(*valid, t, "mle", likelihood, nu)
-    description = (-loglik + _constants_codelength(expression, rows, t.n, sigma2)
+    description = (-loglik + _constants_codelength(expression, rows, t.n, sigma2,
+                                                   t.variance)
                    + expression.node_complexity * log(len(expression.library))
                    + sum(codelength(v) for v in expression.constants[expression.fixed]))
     return _finite_or_worst(-2.0 * description)
 
 
-def _constants_codelength(expression: Expression, rows: _InformationRows, S: int,
-                          sigma2: float) -> float:
-    """Σ_k max(0, ½ ln(μ_k/3)) over the eigenvalues μ_k of D I D (see ``"mdl"``)."""
+def _constants_codelength(expression: Expression, rows: _InformationRows, S: float,
+                          sigma2: float, spread2: float) -> float:
+    """Σ_k max(0, ½ ln(μ_k/3)) over the eigenvalues μ_k of R I R (see ``"mdl"``)."""
     if not expression.n_fitted:
         return 0.0
     fitted = ~expression.fixed
     J = expression.jacobian(rows.X)[fitted]  # (q, n)
-    theta = np.abs(expression.constants[fitted])  # (q,)
+    n = max(len(rows.w), 1)
     with np.errstate(all="ignore"):
-        fisher = S * ((J * rows.w) @ J.T) / max(len(rows.w), 1) / sigma2  # (q, q)
-        relative = fisher * np.outer(theta, theta)  # the information on ln|θ|
+        gram = ((J * rows.w) @ J.T) / n  # (q, q) mean of g gᵀ over the rows
+        effect = np.sqrt(np.diag(gram))  # (q,) rms of each constant's derivative
+        # R_k: the change of θ_k that moves the prediction by the targets' spread, or
+        # |θ_k| where that is larger (large constants that cancel: each is stated whole)
+        reach = np.where(effect > 0, np.sqrt(spread2) / effect, 0.0)  # (q,)
+        reach = np.maximum(reach, np.abs(expression.constants[fitted]))
+        relative = S * gram / sigma2 * np.outer(reach, reach)  # the information in units of R
     if not np.all(np.isfinite(relative)):  # information beyond float64: the worst
         return np.inf
     try:
@@ -276,7 +299,7 @@ def _constants_codelength(expression: Expression, rows: _InformationRows, S: int
         return np.inf
     with np.errstate(all="ignore"):
         cost = 0.5 * np.log(eigenvalues / 3.0)
-    # directions the data cannot determine (cost < 0, or no information): stated for nothing
+    # directions the data cannot resolve within the targets' spread: stated for nothing
     return float(np.sum(np.where(cost > 0, cost, 0.0)))
 
 

@@ -182,7 +182,7 @@ def _simplified(expression: Expression, equation: sympy.Expr, structural: set[fl
     shown = {float(f) for f in equation.atoms(sympy.Float)}
     floats = [f for f in written.atoms(sympy.Float) if float(f) not in structural]
     snapped = {f: s for f in floats if float(f) not in shown
-               and (s := snap_number(float(f), roots=True)) is not None}
+               and (s := snap_number(float(f))) is not None}
     if not snapped:
         return []
     ordered = [f for f, _ in _in_reading_order(written, floats, 17)]

@@ -1,158 +1,190 @@
-"""Simple numbers: the constants a scientist writes down.
+"""Simple numbers: the constants a physicist writes down.
 
-Integers, fractions p/q with q ≤ 12, multiples p·π/q and p/(q·π) with q in
-{1, 2, 3, 4, 6, 8} (π/2, 1/(4π)), and powers e^(p/q) with p/q between −4 and
-4. Two steps replace a fitted constant by one of them:
+One family, used everywhere a fitted number may become an exact one:
+
+* fractions p/q with |p| and q of at most two digits (3, 1/2, 79/2, 7/12);
+* the irrational numbers laws hold: p·π/q and p/(q·π) with |p| ≤ 4 and q in
+  {1, 2, 3, 4, 6, 8} (2π, π/2, 1/(4π)), p·π² with |p| ≤ 4 (4π²), √2, √3
+  and their halves, √(2π) and 1/√(2π), each also negative;
+* powers e^(p/q), |p/q| ≤ 4 and q ≤ 12, only where a constant is round-off away
+  from one (LM fits the base of ``c**log(x)`` as e² for ``x**2``): e enters
+  laws through ``exp``, which the search writes as such, so a noisy 2.7 is no e.
+
+Anything else stays a fitted decimal: a ten-digit integer, or 17459/2, is no
+number a reader recognises, and SymPy would only pull it out of a root as
+``sqrt(3013074890)``.
+
+Two steps replace a fitted constant by one of them:
 
 * :mod:`cadsr_sklearn.simplification` takes a constant that is round-off away
-  from a simple number to be that number (:func:`snap_number`, powers e^(p/q)
-  with q ≤ 12): the same function, written as a reader would;
+  from a simple number to be that number (:func:`snap_number`): the same
+  function, written as a reader would;
 * :mod:`cadsr_sklearn.snapping` tries the simple numbers a noisy constant lies
-  near (:func:`nearby`), simplest first, and keeps one when the criterion says
-  the data cannot tell it from the fitted value. The set is narrower there
-  (fractions p/q with q ≤ 6 or 8; p·π/q and p/(q·π) with a numerator of at
-  most 4; no powers of e): a denser one always holds a number within the noise
-  of any value, 20/11 for 1.82, 11/(2π) for 1.75, and none of those is simpler
-  than the value itself. A power of e is no number a noisy constant of a law
-  is: e enters laws through ``exp``, which the search writes as such, while an
-  ``E`` snapped in for 2.7 or a factor e^(1/2) for 1.65 reads as meaning that
-  is not there (π does stand in laws as a number: 2π, 4π, π/2).
+  near (:func:`nearby`: no powers of e, denominators up to 12), simplest first,
+  and keeps one when the criterion says the data cannot tell it from the fitted
+  value.
 
-Each number carries a *cost*, the size of its denominator, plus one for a
-factor π (or 1/π) and two for a power of e: 2 before 5/3, π before π/2, 1/2
-before e: the order in which snapping tries them.
-
-What writing a literal down costs the criterion is its :func:`codelength` in
-nats: ln|p| + ln q for p/q, ln 2 more for a minus sign and ln 4 more for the
-family (π·p/q, p/(q·π) or e^(p/q)), the code of Exhaustive Symbolic Regression
-(Bartlett, Desmond & Ferreira 2023) for integers and fractions. 1 costs
-nothing, 1/2 and 2 cost ln 2, π costs ln 4, 17459/2 costs 10.5 nats: a large
-number is not free, and a literal that is no simple number costs the 52 bits of
-a float64 mantissa.
+What writing a number down costs the criterion is its :func:`codelength` in
+nats, and "simplest" means shortest: ln|p| + ln q for p/q (the code of
+Exhaustive Symbolic Regression, Bartlett, Desmond & Ferreira 2023), ln 2 more
+for a minus sign, and ln 8 more for a number of another kind (which of the
+seven factors, or e^(p/q)). 1 costs nothing, 1/2 and 2 cost ln 2, π costs
+ln 8, 4π² costs ln 4 + ln 8 = 3.5 nats and so comes before 79/2 (ln 79 + ln 2
+= 5.1 nats) when both are near 39.48; a literal that is no simple number costs
+the 52 bits of a float64 mantissa.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-from typing import Iterator, NamedTuple
+from functools import lru_cache
+from typing import NamedTuple
 
 import sympy
 
-__all__ = ["SimpleNumber", "snap_number", "nearby", "codelength", "SNAP_RTOL", "MAX_SNAPPED"]
+__all__ = ["SimpleNumber", "snap_number", "nearby", "codelength", "is_small_rational",
+           "SNAP_RTOL", "MAX_DIGITS", "FLOAT_CODELENGTH"]
 
 SNAP_RTOL = 1e-10
 """Relative distance within which a constant is taken to be a simple number."""
 
-MAX_SNAPPED = 1e6
-"""Larger constants are left alone: a float past 2**52 is an integer anyway."""
+MAX_DIGITS = 99
+"""The largest numerator or denominator of a simple fraction: two digits."""
 
-_MAX_DENOMINATOR = 12
-_PI_DIVISORS = (1, 2, 3, 4, 6, 8)
 _MAX_LOG = 4.0  # e^(p/q) for |p/q| <= 4 only
-# Noisy constants are snapped to fewer numbers: p/q with q in 1..6 or 8, p·π/q and
-# p/(q·π) with |p| <= 4, no powers of e. Denser sets always hold a number within the
-# noise of any value (20/11, 11/(2π)), and such a number is no simpler.
-_NEARBY_DENOMINATORS = (1, 2, 3, 4, 5, 6, 8)
-_NEARBY_PI_NUMERATOR = 4
+_LOG_DENOMINATOR = 12
+# A noisy constant is tried as fractions whose denominator is at most 12: among finer ones
+# there is always one within the noise of any value (17/40 for 0.4256), and the BIC, for
+# which a literal is free, would take it.
+_NOISY_DENOMINATOR = 12
+_PI_FRACTIONS = (4, (1, 2, 3, 4, 6, 8))  # 2π, 3π/2, π/6, 1/(4π): numerator ≤ 4
+
+
+def _factors() -> tuple[tuple[sympy.Expr, int, tuple[int, ...]], ...]:
+    """(factor, largest |numerator|, denominators) of the fractions it may stand with."""
+    pi, two_pi = sympy.pi, 2 * sympy.pi
+    return ((pi, *_PI_FRACTIONS), (1 / pi, *_PI_FRACTIONS), (pi**2, 4, (1,)),
+            (sympy.sqrt(2), 1, (1, 2)), (sympy.sqrt(3), 1, (1, 2)),
+            (sympy.sqrt(two_pi), 1, (1,)), (1 / sympy.sqrt(two_pi), 1, (1,)))
+
+
+#: The irrational factors a simple number may hold (π, 1/π, π², √2, √3, √(2π),
+#: 1/√(2π)), each with the small fractions it may stand with (π/6, 4π², √3/2).
+FACTORS: tuple[tuple[sympy.Expr, int, tuple[int, ...]], ...] = _factors()
+
+#: Nats to write a literal that is no simple number: a float64's 52-bit mantissa.
+FLOAT_CODELENGTH = 52 * math.log(2)
+_KIND_CODELENGTH = math.log(len(FACTORS) + 1)  # which factor, or e^(p/q)
 
 
 class SimpleNumber(NamedTuple):
-    """A simple number: its float64 value, its exact SymPy form and its cost."""
+    """A simple number: its float64 value, its exact SymPy form and its codelength in nats."""
 
     value: float
     symbol: sympy.Expr
-    cost: int
+    cost: float
 
 
-def _closest(value: float, noisy: bool = False) -> Iterator[SimpleNumber]:
-    """The non-zero simple number closest to ``value`` of every family and denominator.
+def is_small_rational(number: sympy.Expr) -> bool:
+    """Whether ``number`` is a fraction p/q with |p| and q of at most two digits."""
+    return bool(number.is_Rational and abs(number.p) <= MAX_DIGITS and number.q <= MAX_DIGITS)
 
-    ``noisy`` narrows the families to what a noisy constant may be snapped to.
+
+@lru_cache(maxsize=None)
+def _factor_values() -> tuple[tuple[float, int, tuple[int, ...]], ...]:
+    return tuple((float(f), numerator, denominators) for f, numerator, denominators in FACTORS)
+
+
+class _Near(NamedTuple):
+    """A simple number as numbers only: value = p/q · (factor, or e^(·) when ``kind`` is -1)."""
+
+    value: float
+    p: int
+    q: int
+    kind: int | None  # an index into FACTORS; None for p/q; -1 for e^(p/q)
+
+    @property
+    def cost(self) -> float:
+        sign = math.log(2) if self.p < 0 else 0.0
+        return (math.log(abs(self.p)) + math.log(self.q) + sign
+                + (0.0 if self.kind is None else _KIND_CODELENGTH))
+
+    def simple(self) -> SimpleNumber:
+        fraction = sympy.Rational(self.p, self.q)
+        if self.kind is None:
+            symbol = fraction
+        elif self.kind == -1:
+            symbol = sympy.exp(fraction)
+        else:
+            symbol = fraction * FACTORS[self.kind][0]
+        return SimpleNumber(self.value, symbol, self.cost)
+
+
+def _candidates(value: float, exact: bool):
+    """The simple numbers closest to ``value`` in each kind and denominator (non-zero).
+
+    ``exact`` adds the powers of e and the denominators above 12 (for values round-off
+    away from one).
     """
-    max_pi_numerator = _NEARBY_PI_NUMERATOR if noisy else math.inf
-    for q in _NEARBY_DENOMINATORS if noisy else range(1, _MAX_DENOMINATOR + 1):
+    for q in range(1, (MAX_DIGITS if exact else _NOISY_DENOMINATOR) + 1):
         p = round(value * q)
-        if p:
-            yield SimpleNumber(p / q, sympy.Rational(p, q), q)
-    for q in _PI_DIVISORS:
-        p = round(value * q / math.pi)
-        if p and abs(p) <= max_pi_numerator:
-            yield SimpleNumber(p * math.pi / q, sympy.Rational(p, q) * sympy.pi, q + 1)
-    for q in _PI_DIVISORS:
-        p = round(value * q * math.pi)
-        if p and abs(p) <= max_pi_numerator:
-            yield SimpleNumber(p / (q * math.pi), sympy.Rational(p, q) / sympy.pi, q + 1)
-    if value > 0 and abs(math.log(value)) <= _MAX_LOG and not noisy:
-        for q in range(1, _MAX_DENOMINATOR + 1):
+        if p and abs(p) <= MAX_DIGITS and math.gcd(p, q) == 1:
+            yield _Near(p / q, p, q, None)
+    for kind, (factor, numerator, denominators) in enumerate(_factor_values()):
+        for q in denominators:
+            p = round(value * q / factor)
+            if p and abs(p) <= numerator and math.gcd(p, q) == 1:
+                yield _Near(p * factor / q, p, q, kind)
+    if exact and value > 0 and abs(math.log(value)) <= _MAX_LOG:
+        for q in range(1, _LOG_DENOMINATOR + 1):
             p = round(math.log(value) * q)
-            if p:
-                yield SimpleNumber(math.exp(p / q), sympy.exp(sympy.Rational(p, q)), q + 2)
+            if p and math.gcd(p, q) == 1:
+                yield _Near(math.exp(p / q), p, q, -1)
 
 
-def _roots_and_squares(value: float) -> Iterator[SimpleNumber]:
-    """±√s and s² for the simple numbers s of :func:`_closest` near value² and √|value|:
-    √2, √(2π), 1/√(2π), π², 4π², 1/π²; a square root or square costs two more."""
-    sign = 1 if value > 0 else -1
-    for number in _closest(value * value):
-        if number.value > 0:
-            yield SimpleNumber(sign * math.sqrt(number.value),
-                               sign * sympy.sqrt(number.symbol), number.cost + 2)
-    for number in _closest(math.sqrt(abs(value))):
-        if number.value > 0:
-            yield SimpleNumber(sign * number.value**2, sign * number.symbol**2, number.cost + 2)
+def _distance_scale(number: _Near) -> float:
+    # Relative for the powers of e: below 1e-8 they lie closer together than an
+    # absolute 1e-10, and a tiny fitted constant would always snap to one.
+    return number.value if number.kind == -1 else max(1.0, abs(number.value))
 
 
-def snap_number(value: float, rtol: float = SNAP_RTOL,
-                roots: bool = False) -> sympy.Expr | None:
+def _exact(value: float, rtol: float) -> _Near | None:
+    found = [n for n in _candidates(value, exact=True)
+             if abs(value - n.value) <= rtol * _distance_scale(n)]
+    return min(found, key=lambda n: (n.cost, abs(value - n.value))) if found else None
+
+
+def snap_number(value: float, rtol: float = SNAP_RTOL) -> sympy.Expr | None:
     """The simple number ``value`` is round-off away from, or None.
 
-    Tried in order: 0, integers, p/q with q ≤ 12, p·π/q and p/(q·π) with q in
-    {1, 2, 3, 4, 6, 8}, and e^(p/q) with q ≤ 12 and p/q between −4 and 4, within
-    ``rtol`` relative (LM fits the base of ``c**log(x)`` as e² for ``x**2``);
-    with ``roots``, then the square roots and squares of those (√2, 1/√(2π),
-    4π²: the numbers a displayed formula holds once SymPy has taken a constant
-    out of a root). ``rtol=0`` finds the exact form of a literal that snapping fixed.
+    0 for a value within ``rtol`` of it; else the shortest simple number (by
+    :func:`codelength`) within ``rtol`` relative (absolute below 1). ``rtol=0``
+    finds the exact form of a literal that snapping fixed.
     """
-    if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
+    if not math.isfinite(value):
         return None
     if abs(value) <= rtol:
         return sympy.Integer(0)
-    candidates = _closest(value)
-    if roots:
-        candidates = itertools.chain(candidates, _roots_and_squares(value))
-    for number in candidates:
-        # Relative for the powers of e: below 1e-8 they lie closer together than an
-        # absolute 1e-10, and a tiny fitted constant would always snap to one.
-        scale = number.value if number.symbol.func is sympy.exp else max(1.0, abs(number.value))
-        if abs(value - number.value) <= rtol * scale:
-            return number.symbol
-    return None
+    found = _exact(value, rtol)
+    return None if found is None else found.simple().symbol
 
 
 def nearby(value: float, rtol: float) -> list[SimpleNumber]:
-    """The non-zero simple numbers within ``rtol·|value|`` of ``value``, simplest first.
+    """The non-zero simple numbers within ``rtol·|value|`` of ``value``, shortest first.
 
-    Integers, p/q with q in {2, 3, 4, 5, 6, 8}, and p·π/q and p/(q·π) with a
-    numerator of at most 4 and q in {1, 2, 3, 4, 6, 8}; no powers of e (see the
-    module docstring).
-    Ties in cost go to the nearer number; each value appears once.
-    Empty for a value that is not finite or is larger than :data:`MAX_SNAPPED`.
+    No powers of e (see the module docstring). Ties in codelength go to the
+    nearer number; each value appears once. Empty for a value that is not finite.
     """
-    if not math.isfinite(value) or abs(value) > MAX_SNAPPED:
+    if not math.isfinite(value) or value == 0:
         return []
-    found: dict[float, SimpleNumber] = {}
-    for number in _closest(value, noisy=True):
+    found: dict[float, _Near] = {}
+    for number in _candidates(value, exact=False):
         if abs(value - number.value) <= rtol * abs(value):
             kept = found.get(number.value)
             if kept is None or number.cost < kept.cost:
                 found[number.value] = number
-    return sorted(found.values(), key=lambda n: (n.cost, abs(value - n.value)))
-
-
-#: Nats to write a literal that is no simple number: a float64's 52-bit mantissa.
-FLOAT_CODELENGTH = 52 * math.log(2)
-_FAMILY_CODELENGTH = math.log(4)  # which of p/q, p·π/q, p/(q·π), e^(p/q)
+    ordered = sorted(found.values(), key=lambda n: (n.cost, abs(value - n.value)))
+    return [n.simple() for n in ordered]
 
 
 def codelength(value: float) -> float:
@@ -160,20 +192,11 @@ def codelength(value: float) -> float:
 
     ``value`` is matched exactly (:func:`snap_number` with ``rtol=0``), as the
     literals snapping fixes are: 0 and 1 cost nothing, −1, 2 and 1/2 cost ln 2,
-    17459/2 costs ln 17459 + ln 2, π costs ln 4; a value that is no simple
-    number costs :data:`FLOAT_CODELENGTH`.
+    79/2 costs ln 79 + ln 2, π costs ln 8; a value that is no simple number
+    costs :data:`FLOAT_CODELENGTH`.
     """
-    symbol = snap_number(float(value), rtol=0.0)
-    if symbol is None:
-        return FLOAT_CODELENGTH
-    if symbol == 0:
+    value = float(value)
+    if value == 0:
         return 0.0
-    family = 0.0
-    if symbol.func is sympy.exp:  # e^(p/q): its exponent carries p and q
-        symbol, family = symbol.args[0], _FAMILY_CODELENGTH
-    else:
-        symbol, factor = symbol.as_coeff_Mul()  # (p/q, π or 1/π), or (p/q, 1)
-        family = 0.0 if factor == 1 else _FAMILY_CODELENGTH
-    p, q = abs(int(symbol.p)), int(symbol.q)
-    sign = math.log(2) if symbol < 0 else 0.0
-    return math.log(p) + math.log(q) + sign + family
+    found = _exact(value, 0.0) if math.isfinite(value) else None
+    return FLOAT_CODELENGTH if found is None else found.cost

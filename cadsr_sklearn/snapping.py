@@ -111,8 +111,9 @@ def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candi
     for k in range(expression.n_constants):
         if expression.fixed[k]:
             continue
-        for number in nearby(float(expression.constants[k]), rtol):
-            trials.append(expression.with_literal(k, number.value))
+        # 0 first: a constant the data cannot tell from zero is dropped, not kept for free
+        for value in (0.0, *(n.value for n in nearby(float(expression.constants[k]), rtol))):
+            trials.append(expression.with_literal(k, value))
             owners.append(k)
     leader, snapped = None, set()
     # Trials are in order of simplicity within each constant: the first that raises

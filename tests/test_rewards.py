@@ -293,7 +293,11 @@ def test_mdl_matches_its_codelength():
     S, sigma2 = len(y), np.mean((y_pred - y) ** 2)
     fit = 0.5 * S * (np.log(2 * np.pi * sigma2) + 1)
     information = np.sum(X[:, 0] ** 4) / sigma2  # (∂f/∂c)² = x⁴
-    constant = 0.5 * np.log(information / 3) + np.log(2.5)
+    # stated within its reach, the larger of its magnitude and the change that moves the
+    # prediction by the targets' spread (here the magnitude, 2.5)
+    reach = max(2.5, np.std(y) / np.sqrt(np.mean(X[:, 0] ** 4)))
+    assert reach == 2.5
+    constant = 0.5 * np.log(information * reach**2 / 3)
     structure = 5 * np.log(len(LIB))
     expected = -2 * (fit + constant + structure)
     assert mdl(y_pred, y, law, X) == pytest.approx(expected, rel=1e-12)
@@ -345,6 +349,30 @@ def test_mdl_charges_a_base_near_one_the_precision_it_needs():
     y_pred = base.evaluate(x)
     np.testing.assert_allclose(rate.evaluate(x), y_pred, rtol=1e-12)
     assert mdl(y_pred, y, rate, x) > mdl(y_pred, y, base, x)
+
+
+def test_mdl_does_not_take_a_small_term_the_noise_put_there():
+    # 2000 rows with 10 % noise whose mean sits 4 standard errors off zero: "+ c" fits
+    # 8 nats better than the law, more than the two nodes it costs, and ESR's cost of
+    # a constant stated within its own magnitude, ln(|c|/Δ), is about nothing
+    rng = np.random.default_rng(3)
+    X2 = rng.uniform(1, 5, (2000, 2))
+    law_y = X2[:, 0] * X2[:, 1]
+    noise = rng.standard_normal(2000)
+    sigma = 0.1 * np.sqrt(np.mean(law_y**2))
+    noise = (noise - noise.mean()) / noise.std() * sigma + 4 * sigma / np.sqrt(2000)
+    y = law_y + noise
+    lib = Library(2)
+    law = Expression.from_names("mul x0 x1".split(), lib, order="prefix")
+    term = Expression.from_names("add c mul x0 x1".split(), lib, [float(noise.mean())],
+                                 order="prefix")
+    gain = 0.5 * 2000 * np.log(np.mean(noise**2) / np.var(noise))
+    assert gain > 2 * np.log(len(lib)) + 1  # the term pays for its nodes and more
+    assert mdl(law.evaluate(X2), y, law, X2) > mdl(term.evaluate(X2), y, term, X2)
+    # with 40 standard errors the term is real, and kept
+    y_real = law_y + noise + 36 * sigma / np.sqrt(2000)
+    real = term.with_constants([float(np.mean(y_real - law_y))])
+    assert mdl(real.evaluate(X2), y_real, real, X2) > mdl(law.evaluate(X2), y_real, law, X2)
 
 
 def test_mdl_charges_two_constants_that_act_together_about_once():

@@ -212,3 +212,57 @@ def test_a_fitted_constant_base_is_written_as_an_exponential():
     # an integer base and a constant exponent stay as they are
     assert simplest_equivalent(2 ** x, X, 2 ** X[:, 0], [x]) == 2 ** x
     assert simplest_equivalent(x ** sympy.Float(1.49), X, X[:, 0] ** 1.49, [x]) == x ** 1.49
+
+
+# ------------------------------------------------------------- what the data say about symbols
+def _shown(expr, symbols, X):
+    with np.errstate(all="ignore"):
+        reference = sympy.lambdify(symbols, expr, "numpy")(*X.T)
+    return simplest_equivalent(expr, X, np.broadcast_to(reference, (len(X),)).astype(float),
+                               symbols)
+
+
+def test_positive_features_give_the_law_as_a_physicist_writes_it():
+    # Kepler's third law as the tree held it: equal to 2π a^(3/2)/√(G(m1 + m2)) only for
+    # positive values, which every training row has
+    a, G, m1, m2 = sympy.symbols("a G m1 m2")
+    X = np.random.default_rng(0).uniform(1, 5, (40, 4))
+    found = a / sympy.sqrt((G * m1 / (4 * sympy.pi**2) + G * m2 / (4 * sympy.pi**2)) / a)
+    assert _shown(found, [a, G, m1, m2], X) == (
+        2 * sympy.pi * a**sympy.Rational(3, 2) / sympy.sqrt(G * (m1 + m2)))
+    # the Gaussian: 1/sqrt(exp(u)) is exp(-u/2) for real u
+    s = sympy.Symbol("s")
+    gauss = 2 / (5 * s * sympy.sqrt(sympy.exp(y**2 / s**2)))
+    Xg = np.column_stack([np.linspace(1, 3, 30), np.linspace(-2, 2, 30)])
+    assert _shown(gauss, [s, y], Xg) == 2 * sympy.exp(-y**2 / (2 * s**2)) / (5 * s)
+    # a root of a ratio stays one: sqrt(L/g), not sqrt(L)/sqrt(g)
+    L, g = sympy.symbols("L g")
+    assert _shown(F(6.28318530717959) * sympy.sqrt(L / g), [L, g], X[:, :2]) == (
+        2 * sympy.pi * sympy.sqrt(L / g))
+
+
+def test_a_feature_with_a_negative_value_gets_no_positive_form():
+    X = np.linspace(-2, 2, 21)[:, None]
+    assert _shown(sympy.sqrt(x**3 + 8), [x], X) == sympy.sqrt(x**3 + 8)
+    assert _shown(sympy.sqrt(x**2), [x], X) == sympy.Abs(x)
+
+
+@pytest.mark.parametrize("found, reported", [
+    (sympy.log(sympy.exp(F(0.9163) * x)), F(0.9163) * x),
+    (sympy.exp(F(-0.6931471805599453) * x), 2**(-x)),  # a halving
+    (sympy.exp(F(2.302585092994046) * x / 2), 10**(x / 2)),
+])
+def test_logs_of_exponentials_and_small_bases(found, reported):
+    assert _shown(found, [x], np.linspace(-2, 2, 21)[:, None]) == reported
+
+
+def test_no_shown_number_holds_more_than_two_digits_above_or_below():
+    # 79/2 under a root comes out as sqrt(158)/2; a ten-digit integer under a root as
+    # sqrt(3013074890): both are shown as the decimals they are
+    X = np.random.default_rng(1).uniform(1, 5, (30, 2))
+    L, g = sympy.symbols("L g")
+    for found in (sympy.sqrt(sympy.Rational(79, 2) * L / g), sympy.sqrt(F(3013074890.0) * L)):
+        shown = _shown(found, [L, g], X)
+        assert all(abs(r.p) <= 99 and r.q <= 99 for r in shown.atoms(sympy.Rational)), shown
+        assert shown.atoms(sympy.Float)
+    assert snap_number(54891.482854810) is None  # √3013074890 to round-off: no simple number

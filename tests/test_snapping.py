@@ -236,7 +236,48 @@ def test_a_literal_costs_its_codelength():
 
     assert codelength(0.0) == codelength(1.0) == 0.0
     assert codelength(2.0) == codelength(0.5) == codelength(-1.0) == pytest.approx(log(2))
-    assert codelength(17459 / 2) == pytest.approx(log(17459) + log(2))
-    assert codelength(pi) == pytest.approx(log(4))  # which family: π is not free
-    assert codelength(pi / 2) == pytest.approx(log(2) + log(4))
+    assert codelength(79 / 2) == pytest.approx(log(79) + log(2))
+    assert codelength(pi) == pytest.approx(log(8))  # which of seven factors or e: π is not free
+    assert codelength(pi / 2) == pytest.approx(log(2) + log(8))
+    assert codelength(4 * pi**2) == pytest.approx(log(4) + log(8))
+    assert codelength(4 * pi**2) < codelength(79 / 2)  # 39.48: 4π² is tried before 79/2
     assert codelength(0.123456789) == FLOAT_CODELENGTH  # no simple number: a float's bits
+    # more than two digits above or below is no simple number: a fitted decimal
+    assert codelength(17459 / 2) == codelength(3013074890.0) == FLOAT_CODELENGTH
+
+
+# ------------------------------------------------------------------ the description length
+def _mdl_scorer(X, y):
+    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
+    reward = make_reward("bic", y, bic_variance="mle")
+    criterion = make_reward("mdl", y, X=X)
+    return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X, criterion=criterion)
+
+
+def test_a_constant_the_data_cannot_tell_from_zero_is_dropped():
+    # x0·(c − x1) on data of −x0·x1 (10 % noise, 2000 rows): the fitted c is noise
+    X, y = _noisy(lambda X: -X[:, 0] * X[:, 1], 0.1)
+    score = _mdl_scorer(X, y)
+    (found,) = score([Expression.from_names(["mul", "x0", "sub", "c", "x1"], LIB,
+                                            order="prefix")])
+    assert found.expression.constants[0] != 0
+    snapped = snap(found, lambda es: score.refit(es, fresh_starts=False), n_samples=len(y))
+    assert list(snapped.expression.constants) == [0.0] and snapped.expression.fixed.all()
+    assert snapped.expression.to_sympy() == -x0 * x1
+    # a constant the data need is not: 0.5 of 0.5 + x0·x1
+    X, y = _noisy(lambda X: 0.5 + X[:, 0] * X[:, 1], 0.1)
+    score = _mdl_scorer(X, y)
+    (found,) = score([Expression.from_names(["add", "c", "mul", "x0", "x1"], LIB,
+                                            order="prefix")])
+    snapped = snap(found, lambda es: score.refit(es, fresh_starts=False), n_samples=len(y))
+    assert snapped.expression.to_sympy() == x0 * x1 + sympy.Rational(1, 2)
+
+
+def test_nearby_tries_four_pi_squared_before_seventy_nine_halves():
+    # the pendulum's sqrt(c·L/g) with c = 4π² = 39.478: 79/2 is within 0.06 % of it
+    values = [n.symbol for n in nearby(39.5, 0.05)]
+    assert values.index(4 * sympy.pi**2) < values.index(sympy.Rational(79, 2))
+    for value in (0.97, 39.5, 1234.5, 0.0123, -7.77):
+        for number in nearby(value, 0.05):
+            fraction, _ = number.symbol.as_coeff_Mul()
+            assert abs(fraction.p) <= 99 and fraction.q <= 99, number
