@@ -170,10 +170,12 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         What judges the answer: τ* (the best formula seen), the hall of fame
         behind ``equations_``, pruning and snapping. "mdl" is −2 × the
         formula's minimum description length (the fit, each fitted constant
-        stated to the precision the data give it, each node, each literal; see
-        :ref:`mdl-reward`): a formula that interpolates a small table gains
-        nothing by it, where the BIC, its large-S limit, has no such
-        protection. "reward" judges by the reward too (the paper).
+        stated to the precision the data give it within its reach, each node,
+        each literal; see :ref:`mdl-reward`): a formula that interpolates a
+        small table gains nothing by it, where the BIC, its large-S limit, has
+        no such protection, and a small term the noise put next to a law of a
+        large table pays as much as a real one. "reward" judges by the reward
+        too (the paper).
     bic_variance : {"mle", "target"}, default="mle"
         σ² of the BIC's Gaussian likelihood (the description length always
         profiles it): each expression's own mean squared residual (the profile
@@ -235,10 +237,11 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         returns the sampled τ* as it is.
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
-        nearby simple numbers (integers, p/q, p·π/q, p/(q·π)) when that raises
-        the ``criterion`` and passes the profile-likelihood BIC test
-        (:mod:`cadsr_sklearn.snapping`): on noisy data ``x0 - 0.99647`` becomes
-        ``x0 - 1`` when the data cannot tell them apart. Not in the paper;
+        0 or to nearby simple numbers (p/q of two-digit numbers, 2π, 4π², √2…)
+        when that raises the ``criterion`` and passes the profile-likelihood BIC
+        test (:mod:`cadsr_sklearn.snapping`): on noisy data ``x0 - 0.99647``
+        becomes ``x0 - 1`` when the data cannot tell them apart, and a term
+        ``+ 0.0015`` the data cannot tell from zero goes. Not in the paper;
         ``False`` keeps every constant as fitted (as :attr:`unsnapped_expression_`
         does anyway).
     model_selection : {"reward", "accuracy", "score", "cv"}, default="reward"

@@ -139,7 +139,10 @@ def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> lis
     """
     logs = sympy.expand_log(expr, force=True)
     expanded = [snap(sympy.expand(f)) for f in (expr, logs) if _expansion_is_small(f)]
-    return expanded + [snap(logs), snap(_denested_powers(expr)), snap(sympy.factor_terms(expr))]
+    # |u| as u where the data say it is (a positive target: sqrt(f**2) is f), checked
+    unsigned = expr.replace(sympy.Abs, lambda argument: argument)
+    return expanded + [snap(logs), snap(_denested_powers(expr)), snap(sympy.factor_terms(expr)),
+                       snap(unsigned)]
 
 
 def _denested_powers(expr: sympy.Expr) -> sympy.Expr:

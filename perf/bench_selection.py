@@ -202,9 +202,24 @@ def outcome_table(records: list[dict], chosen_of=lambda r: r["chosen"]) -> str:
     return "\n".join(lines)
 
 
+def _large_literals(formula: str) -> list[str]:
+    """The fractions with more than two digits above or below the line in ``formula``."""
+    try:
+        expr = sympy.sympify(formula)
+    except (sympy.SympifyError, TypeError, SyntaxError):
+        return []
+    return [str(r) for r in expr.atoms(sympy.Rational) if abs(r.p) > 99 or r.q > 99]
+
+
 def command_report(args) -> None:
     records = [r for folder in args.folders for r in _records(Path(folder))]
     print(outcome_table(records))
+    rows = [row for r in records for row in r["front"]]
+    large = [(row["formula"], found) for row in rows if (found := _large_literals(row["formula"]))]
+    print(f"\nFront rows shown with a fraction of more than two digits: {len(large)} of "
+          f"{len(rows)}")
+    for formula, found in large[:20]:
+        print(f"- `{formula}` ({', '.join(found)})")
     if args.misses:
         print()
         for r in records:
