@@ -108,11 +108,15 @@ def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candi
     """The candidate one snap away from ``current`` with the highest criterion, or None."""
     expression = current.expression
     trials, owners = [], []
+    exponents = _exponents(expression)
     for k in range(expression.n_constants):
         if expression.fixed[k]:
             continue
+        numbers = nearby(float(expression.constants[k]), rtol)
+        if k in exponents:  # laws raise to rational powers: no x**(1/pi), no x**sqrt(3)
+            numbers = [n for n in numbers if n.symbol.is_Rational]
         # 0 first: a constant the data cannot tell from zero is dropped, not kept for free
-        for value in (0.0, *(n.value for n in nearby(float(expression.constants[k]), rtol))):
+        for value in (0.0, *(n.value for n in numbers)):
             trials.append(expression.with_literal(k, value))
             owners.append(k)
     leader, snapped = None, set()
@@ -125,3 +129,12 @@ def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candi
         if leader is None or cand.criterion > leader.criterion:
             leader = cand
     return leader
+
+
+def _exponents(expression: Expression) -> set[int]:
+    """The constants (by BFS index among the constants) that are the exponent of a ``pow``."""
+    library, tokens = expression.library, expression.tokens
+    const_id = library.const_id
+    constant_index = {i: k for k, i in enumerate(i for i, t in enumerate(tokens) if t == const_id)}
+    return {constant_index[expression.children(i)[1]] for i, t in enumerate(tokens)
+            if library.names[t] == "pow" and tokens[expression.children(i)[1]] == const_id}

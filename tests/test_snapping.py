@@ -281,3 +281,14 @@ def test_nearby_tries_four_pi_squared_before_seventy_nine_halves():
         for number in nearby(value, 0.05):
             fraction, _ = number.symbol.as_coeff_Mul()
             assert abs(fraction.p) <= 99 and fraction.q <= 99, number
+
+
+def test_an_exponent_is_snapped_to_a_fraction_only():
+    # 2·x0**1.732 on 200 rows: √3 = 1.7321 is nearer and shorter to write than 7/4, but laws
+    # raise to rational powers
+    X, y = _noisy(lambda X: 2 * X[:, 0] ** 1.732, 0.1, n=200)
+    score = _mdl_scorer(X, y)
+    (found,) = score([Expression.from_names(["mul", "c", "pow", "x0", "c"], LIB,
+                                            [2.0, 1.733], order="prefix")])
+    snapped = snap(found, lambda es: score.refit(es, fresh_starts=False), n_samples=len(y))
+    assert snapped.expression.to_sympy() == 2 * x0 ** sympy.Rational(7, 4)
