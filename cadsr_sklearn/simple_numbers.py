@@ -27,11 +27,13 @@ Two steps replace a fitted constant by one of them:
 What writing a number down costs the criterion is its :func:`codelength` in
 nats, and "simplest" means shortest: ln|p| + ln q for p/q (the code of
 Exhaustive Symbolic Regression, Bartlett, Desmond & Ferreira 2023), ln 2 more
-for a minus sign, and ln 8 more for a number of another kind (which of the
-seven factors, or e^(p/q)). 1 costs nothing, 1/2 and 2 cost ln 2, π costs
-ln 8, 4π² costs ln 4 + ln 8 = 3.5 nats and so comes before 79/2 (ln 79 + ln 2
-= 5.1 nats) when both are near 39.48; a literal that is no simple number costs
-the 52 bits of a float64 mantissa.
+for a minus sign, and more for naming an irrational factor: ln 4 for π, 1/π
+and e^(p/q) (ESR's), ln 8 for π², ln 16 for √2, √3, √(2π) and 1/√(2π), rarer
+in laws than the fractions near them. 1 costs nothing, 1/2 and 2 cost ln 2, π
+costs ln 4, 4π² costs ln 4 + ln 8 = 3.5 nats and so comes before 79/2
+(ln 79 + ln 2 = 5.1 nats) when both are near 39.48, and 2/5 (2.3 nats) before
+1/√(2π) (2.8) near 0.41; a literal that is no simple number costs the 52 bits
+of a float64 mantissa.
 """
 
 from __future__ import annotations
@@ -60,21 +62,24 @@ _NOISY_DENOMINATOR = 12
 _PI_FRACTIONS = (4, (1, 2, 3, 4, 6, 8))  # 2π, 3π/2, π/6, 1/(4π): numerator ≤ 4
 
 
-def _factors() -> tuple[tuple[sympy.Expr, int, tuple[int, ...]], ...]:
-    """(factor, largest |numerator|, denominators) of the fractions it may stand with."""
-    pi, two_pi = sympy.pi, 2 * sympy.pi
-    return ((pi, *_PI_FRACTIONS), (1 / pi, *_PI_FRACTIONS), (pi**2, 4, (1,)),
-            (sympy.sqrt(2), 1, (1, 2)), (sympy.sqrt(3), 1, (1, 2)),
-            (sympy.sqrt(two_pi), 1, (1,)), (1 / sympy.sqrt(two_pi), 1, (1,)))
+def _factors() -> tuple[tuple[sympy.Expr, int, tuple[int, ...], float], ...]:
+    """(factor, largest |numerator|, denominators, kind codelength) of each irrational kind."""
+    pi, two_pi, ln = sympy.pi, 2 * sympy.pi, math.log
+    return ((pi, *_PI_FRACTIONS, ln(4)), (1 / pi, *_PI_FRACTIONS, ln(4)),
+            (pi**2, 4, (1,), ln(8)),
+            (sympy.sqrt(2), 1, (1, 2), ln(16)), (sympy.sqrt(3), 1, (1, 2), ln(16)),
+            (sympy.sqrt(two_pi), 1, (1,), ln(16)), (1 / sympy.sqrt(two_pi), 1, (1,), ln(16)))
 
 
 #: The irrational factors a simple number may hold (π, 1/π, π², √2, √3, √(2π),
-#: 1/√(2π)), each with the small fractions it may stand with (π/6, 4π², √3/2).
-FACTORS: tuple[tuple[sympy.Expr, int, tuple[int, ...]], ...] = _factors()
+#: 1/√(2π)), each with the small fractions it may stand with (π/6, 4π², √3/2) and what
+#: naming it costs beyond the fraction: ln 4 for π and 1/π (as in ESR), ln 8 for π², ln 16
+#: for the roots, rarer in laws than a fraction near them (0.4121 is 2/5 before 1/√(2π)).
+FACTORS: tuple[tuple[sympy.Expr, int, tuple[int, ...], float], ...] = _factors()
+_EXP_CODELENGTH = math.log(4)  # e^(p/q), as in ESR
 
 #: Nats to write a literal that is no simple number: a float64's 52-bit mantissa.
 FLOAT_CODELENGTH = 52 * math.log(2)
-_KIND_CODELENGTH = math.log(len(FACTORS) + 1)  # which factor, or e^(p/q)
 
 
 class SimpleNumber(NamedTuple):
@@ -92,7 +97,7 @@ def is_small_rational(number: sympy.Expr) -> bool:
 
 @lru_cache(maxsize=None)
 def _factor_values() -> tuple[tuple[float, int, tuple[int, ...]], ...]:
-    return tuple((float(f), numerator, denominators) for f, numerator, denominators in FACTORS)
+    return tuple((float(f), numerator, denominators) for f, numerator, denominators, _ in FACTORS)
 
 
 class _Near(NamedTuple):
@@ -106,8 +111,9 @@ class _Near(NamedTuple):
     @property
     def cost(self) -> float:
         sign = math.log(2) if self.p < 0 else 0.0
-        return (math.log(abs(self.p)) + math.log(self.q) + sign
-                + (0.0 if self.kind is None else _KIND_CODELENGTH))
+        kind = (0.0 if self.kind is None else _EXP_CODELENGTH if self.kind == -1
+                else FACTORS[self.kind][3])
+        return math.log(abs(self.p)) + math.log(self.q) + sign + kind
 
     def simple(self) -> SimpleNumber:
         fraction = sympy.Rational(self.p, self.q)
@@ -192,7 +198,7 @@ def codelength(value: float) -> float:
 
     ``value`` is matched exactly (:func:`snap_number` with ``rtol=0``), as the
     literals snapping fixes are: 0 and 1 cost nothing, −1, 2 and 1/2 cost ln 2,
-    79/2 costs ln 79 + ln 2, π costs ln 8; a value that is no simple number
+    79/2 costs ln 79 + ln 2, π costs ln 4; a value that is no simple number
     costs :data:`FLOAT_CODELENGTH`.
     """
     value = float(value)

@@ -237,10 +237,11 @@ def test_a_literal_costs_its_codelength():
     assert codelength(0.0) == codelength(1.0) == 0.0
     assert codelength(2.0) == codelength(0.5) == codelength(-1.0) == pytest.approx(log(2))
     assert codelength(79 / 2) == pytest.approx(log(79) + log(2))
-    assert codelength(pi) == pytest.approx(log(8))  # which of seven factors or e: π is not free
-    assert codelength(pi / 2) == pytest.approx(log(2) + log(8))
+    assert codelength(pi) == pytest.approx(log(4))  # naming π: π is not free
+    assert codelength(pi / 2) == pytest.approx(log(2) + log(4))
     assert codelength(4 * pi**2) == pytest.approx(log(4) + log(8))
     assert codelength(4 * pi**2) < codelength(79 / 2)  # 39.48: 4π² is tried before 79/2
+    assert codelength(0.4) < codelength(1 / (2 * pi) ** 0.5)  # 0.41: 2/5 before 1/√(2π)
     assert codelength(0.123456789) == FLOAT_CODELENGTH  # no simple number: a float's bits
     # more than two digits above or below is no simple number: a fitted decimal
     assert codelength(17459 / 2) == codelength(3013074890.0) == FLOAT_CODELENGTH
