@@ -141,8 +141,10 @@ def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> lis
     expanded = [snap(sympy.expand(f)) for f in (expr, logs) if _expansion_is_small(f)]
     # |u| as u where the data say it is (a positive target: sqrt(f**2) is f), checked
     unsigned = expr.replace(sympy.Abs, lambda argument: argument)
+    # 0**u as 0 where u > 0 on the rows (a base snapped to 0), checked
+    zero_powers = expr.replace(lambda e: e.is_Pow and e.base == 0, lambda e: sympy.Integer(0))
     return expanded + [snap(logs), snap(_denested_powers(expr)), snap(sympy.factor_terms(expr)),
-                       snap(unsigned)]
+                       snap(unsigned), snap(zero_powers)]
 
 
 def _denested_powers(expr: sympy.Expr) -> sympy.Expr:

@@ -266,3 +266,14 @@ def test_no_shown_number_holds_more_than_two_digits_above_or_below():
         assert all(abs(r.p) <= 99 and r.q <= 99 for r in shown.atoms(sympy.Rational)), shown
         assert shown.atoms(sympy.Float)
     assert snap_number(54891.482854810) is None  # √3013074890 to round-off: no simple number
+
+
+def test_a_power_of_a_base_snapped_to_zero_is_zero():
+    # a base the data could not tell from 0 is snapped to it: 0**(log(t) + 9.7) is 0 here
+    t = sympy.Symbol("t")
+    X = np.linspace(1, 3, 20)[:, None]
+    found = sympy.exp(-t**2 / 2) / sympy.sin(F(1.048) * sympy.exp(
+        sympy.Integer(0) ** (sympy.log(t) + F(9.7))))
+    shown = _shown(found, [t], X)
+    assert not shown.has(sympy.Integer(0) ** (sympy.log(t) + F(9.7))), shown
+    assert shown.free_symbols == {t} and sympy_complexity(shown) < sympy_complexity(found)
