@@ -48,9 +48,9 @@ Rewards
     cost alone charges a constant the noise made small almost nothing: the
     best of the 10⁵ formulas a search fits always holds a "3σ" term, and it
     was chosen.) A direction the data cannot resolve (μ_k < 3) costs nothing.
-    A constant the data
-    cannot tell from zero is then worth more as the literal 0 (snapping tries
-    it first, :mod:`cadsr_sklearn.snapping`). A literal costs its
+    A constant the data cannot tell from zero is then worth more as the
+    literal 0 (snapping tries it first, :mod:`cadsr_sklearn.snapping`). A
+    literal costs its
     :func:`~cadsr_sklearn.simple_numbers.codelength` (ln|p| + ln q for p/q;
     π, √2 and e^(p/q) are not free). Why it is right for small S: with the
     Gaussian profile likelihood, −ln p = (S/2) ln σ̂² + const, and each

@@ -4,10 +4,15 @@ On noisy data Levenberg–Marquardt fits the noise too: the search finds the law
 form with constants a little off, ``x1*x3/(x2*(x0 - 0.99647))`` for
 ``x1*x3/(x2*(x0 - 1))``, ``x0**2.00065`` for ``x0**2``. After the search, each
 fitted constant of τ* (and of the other formulas users choose from) is tried as
-a nearby simple number (:func:`cadsr_sklearn.simple_numbers.nearby`: integers,
-p/q, p·π/q, p/(q·π), within ``rtol`` of it), held there as a *fixed
-literal* while the other constants are refitted, and the replacement is kept
-when the criterion that judges the answer rises (:mod:`cadsr_sklearn.scoring`).
+0 and as the simple numbers near it (:func:`cadsr_sklearn.simple_numbers.nearby`:
+p/q, 2π, 4π², √2…, within ``rtol`` of it, shortest code first; an exponent of
+``pow`` only as a fraction, for laws raise to rational powers), held there as a
+*fixed literal* while the other constants are refitted, and the replacement is
+kept when the criterion that judges the answer rises (:mod:`cadsr_sklearn.scoring`).
+0 drops a constant the data cannot tell from zero: the description length
+charges a fitted constant for its reach whatever its value, so a ``+ 0.0015``
+the noise put next to a law costs more than the fit it buys, and the term goes
+from the formula shown.
 
 How a literal is counted: it stays a node of the tree, but it is no longer a
 parameter the data were fitted with. The description length (the default
@@ -26,9 +31,9 @@ Constants are snapped one at a time, greedily and deterministically:
 1. For each fitted constant, every simple number near it, with the others
    refitted from where they are (one Levenberg–Marquardt run each, no random
    restart), is scored; the constant's snap is the *simplest* number that raises
-   the criterion (a smaller denominator first, then π; the
-   nearer at equal cost). The BIC cannot prefer 1 to 11/12 when both fit within
-   the noise; a reader can.
+   the criterion (0 first, then by codelength; the nearer at equal codelength).
+   The BIC cannot prefer 1 to 11/12 when both fit within the noise; a reader
+   can.
 2. The constant whose snap raises the criterion most is fixed; repeat with the
    others until none can be.
 
