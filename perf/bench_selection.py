@@ -18,10 +18,12 @@ Three commands::
 
 ``fit`` writes ``fits.jsonl`` (one line per fit: the front, each row's verdict, the chosen
 row) and, with ``--keep-models``, each fitted model (joblib) beside it. ``reselect``
-needs those models: it scores every front row again under the criteria named in
-:data:`VARIANTS` (today's description length, the BIC, PySR's rule, …) on the same
-training rows and counts, per criterion, how often its choice is the law. The searches are
-shared, so the comparison is paired: it judges the selection, not the search.
+needs those models: it scores every front row again under the criteria of
+``_variant_scores`` (the installed description length, ESR's, the BIC, PySR's rule, rows held
+out from the constant fit, ½ ln N per constant) on the same training rows and counts, per
+criterion, how often its choice is the law. The searches are shared, so the comparison is
+paired: it judges the selection, not the search. Rows whose test R² is at most
+:data:`JUDGED_R2` are not judged (not the law), which keeps a fit's judging to seconds.
 
 ``--params key=value`` passes estimator parameters (``criterion=reward``). A fit already in
 ``fits.jsonl`` (same problem, S, γ, seed and parameters) is skipped, so a run can resume.
