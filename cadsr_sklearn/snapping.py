@@ -18,7 +18,7 @@ How a literal is counted: it stays a node of the tree, but it is no longer a
 parameter the data were fitted with. The description length (the default
 criterion) charges it its codelength (ln|p| + ln q, more for π and e; see
 :func:`cadsr_sklearn.simple_numbers.codelength`) instead of the precision the
-fitted constant needed, so 1/2 is cheap and 17459/2 is not. The BIC's ``k``
+fitted constant needed, so 1/2 is cheap and 79/2 is not. The BIC's ``k``
 (nodes + fitted constants) falls by one: its penalty counts the parameters
 estimated from the data, and a literal is not estimated, so any literal is
 free there. Either way a replacement must also pass ``S·log(MSE′/MSE) < log
