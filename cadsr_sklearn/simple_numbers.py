@@ -39,13 +39,12 @@ of a float64 mantissa.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import NamedTuple
 
 import sympy
 
-__all__ = ["SimpleNumber", "snap_number", "nearby", "codelength", "is_small_rational",
-           "SNAP_RTOL", "MAX_DIGITS", "FLOAT_CODELENGTH"]
+__all__ = ["SimpleNumber", "Factor", "FACTORS", "snap_number", "nearby", "codelength",
+           "is_small_rational", "SNAP_RTOL", "MAX_DIGITS", "FLOAT_CODELENGTH"]
 
 SNAP_RTOL = 1e-10
 """Relative distance within which a constant is taken to be a simple number."""
@@ -62,20 +61,33 @@ _NOISY_DENOMINATOR = 12
 _PI_FRACTIONS = (4, (1, 2, 3, 4, 6, 8))  # 2π, 3π/2, π/6, 1/(4π): numerator ≤ 4
 
 
-def _factors() -> tuple[tuple[sympy.Expr, int, tuple[int, ...], float], ...]:
-    """(factor, largest |numerator|, denominators, kind codelength) of each irrational kind."""
-    pi, two_pi, ln = sympy.pi, 2 * sympy.pi, math.log
-    return ((pi, *_PI_FRACTIONS, ln(4)), (1 / pi, *_PI_FRACTIONS, ln(4)),
-            (pi**2, 4, (1,), ln(8)),
-            (sympy.sqrt(2), 1, (1, 2), ln(16)), (sympy.sqrt(3), 1, (1, 2), ln(16)),
-            (sympy.sqrt(two_pi), 1, (1,), ln(16)), (1 / sympy.sqrt(two_pi), 1, (1,), ln(16)))
+class Factor(NamedTuple):
+    """An irrational factor a simple number may hold, with the fractions it may stand with."""
+
+    symbol: sympy.Expr
+    max_numerator: int  # |p| of p/q · symbol
+    denominators: tuple[int, ...]  # q of p/q · symbol
+    codelength: float  # nats to name it, beyond the fraction's
+
+    @property
+    def value(self) -> float:
+        return float(self.symbol)
 
 
-#: The irrational factors a simple number may hold (π, 1/π, π², √2, √3, √(2π),
-#: 1/√(2π)), each with the small fractions it may stand with (π/6, 4π², √3/2) and what
-#: naming it costs beyond the fraction: ln 4 for π and 1/π (as in ESR), ln 8 for π², ln 16
-#: for the roots, rarer in laws than a fraction near them (0.4121 is 2/5 before 1/√(2π)).
-FACTORS: tuple[tuple[sympy.Expr, int, tuple[int, ...], float], ...] = _factors()
+_PI, _TWO_PI, _LN = sympy.pi, 2 * sympy.pi, math.log
+
+#: The irrational factors a simple number may hold, each with the small fractions it may
+#: stand with (π/6, 4π², √3/2) and what naming it costs beyond the fraction: ln 4 for π and
+#: 1/π (as in ESR), ln 8 for π², ln 16 for the roots, rarer in laws than a fraction near
+#: them (0.4121 is 2/5 before 1/√(2π)).
+FACTORS: tuple[Factor, ...] = (
+    Factor(_PI, *_PI_FRACTIONS, _LN(4)), Factor(1 / _PI, *_PI_FRACTIONS, _LN(4)),
+    Factor(_PI**2, 4, (1,), _LN(8)),
+    Factor(sympy.sqrt(2), 1, (1, 2), _LN(16)), Factor(sympy.sqrt(3), 1, (1, 2), _LN(16)),
+    Factor(sympy.sqrt(_TWO_PI), 1, (1,), _LN(16)),
+    Factor(1 / sympy.sqrt(_TWO_PI), 1, (1,), _LN(16)),
+)
+_FACTOR_VALUES: tuple[float, ...] = tuple(f.value for f in FACTORS)
 _EXP_CODELENGTH = math.log(4)  # e^(p/q), as in ESR
 
 #: Nats to write a literal that is no simple number: a float64's 52-bit mantissa.
@@ -95,11 +107,6 @@ def is_small_rational(number: sympy.Expr) -> bool:
     return bool(number.is_Rational and abs(number.p) <= MAX_DIGITS and number.q <= MAX_DIGITS)
 
 
-@lru_cache(maxsize=None)
-def _factor_values() -> tuple[tuple[float, int, tuple[int, ...]], ...]:
-    return tuple((float(f), numerator, denominators) for f, numerator, denominators, _ in FACTORS)
-
-
 class _Near(NamedTuple):
     """A simple number as numbers only: value = p/q · (factor, or e^(·) when ``kind`` is -1)."""
 
@@ -112,7 +119,7 @@ class _Near(NamedTuple):
     def cost(self) -> float:
         sign = math.log(2) if self.p < 0 else 0.0
         kind = (0.0 if self.kind is None else _EXP_CODELENGTH if self.kind == -1
-                else FACTORS[self.kind][3])
+                else FACTORS[self.kind].codelength)
         return math.log(abs(self.p)) + math.log(self.q) + sign + kind
 
     def simple(self) -> SimpleNumber:
@@ -122,7 +129,7 @@ class _Near(NamedTuple):
         elif self.kind == -1:
             symbol = sympy.exp(fraction)
         else:
-            symbol = fraction * FACTORS[self.kind][0]
+            symbol = fraction * FACTORS[self.kind].symbol
         return SimpleNumber(self.value, symbol, self.cost)
 
 
@@ -136,11 +143,11 @@ def _candidates(value: float, exact: bool):
         p = round(value * q)
         if p and abs(p) <= MAX_DIGITS and math.gcd(p, q) == 1:
             yield _Near(p / q, p, q, None)
-    for kind, (factor, numerator, denominators) in enumerate(_factor_values()):
-        for q in denominators:
-            p = round(value * q / factor)
-            if p and abs(p) <= numerator and math.gcd(p, q) == 1:
-                yield _Near(p * factor / q, p, q, kind)
+    for kind, (factor, factor_value) in enumerate(zip(FACTORS, _FACTOR_VALUES)):
+        for q in factor.denominators:
+            p = round(value * q / factor_value)
+            if p and abs(p) <= factor.max_numerator and math.gcd(p, q) == 1:
+                yield _Near(p * factor_value / q, p, q, kind)
     if exact and value > 0 and abs(math.log(value)) <= _MAX_LOG:
         for q in range(1, _LOG_DENOMINATOR + 1):
             p = round(math.log(value) * q)

@@ -277,8 +277,11 @@ def _small_bases(expr: sympy.Expr) -> sympy.Expr:
                 return sympy.Integer(base) ** (ratio * u)
         return None
 
-    return expr.replace(lambda e: e.func is sympy.exp and as_small_base(e) is not None,
-                        as_small_base)
+    def rewritten(e: sympy.Expr) -> sympy.Expr:
+        power = as_small_base(e)
+        return e if power is None else power
+
+    return expr.replace(lambda e: e.func is sympy.exp, rewritten)
 
 
 def _plain_large_numbers(expr: sympy.Expr) -> sympy.Expr:
