@@ -15,7 +15,9 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
 6. Update the best expression τ* (the highest criterion seen), the hall of
    fame and the replay buffer (the highest rewards).
 
-When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
+When the loop ends, the constant and the affine formula in each feature are
+scored beside its own (:mod:`cadsr_sklearn.baselines`): τ* is never ranked
+below them. When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
 node-removing edits that raise its criterion are applied greedily. Then the
 constants of τ* and of the Pareto front are snapped (:mod:`cadsr_sklearn.snapping`):
 each is fixed to a nearby simple number when that raises the criterion. A Ctrl-C
@@ -41,6 +43,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import torch
 
+from .baselines import add_baselines
 from .library import Library
 from .policy import Policy
 from .pruning import prune
@@ -367,6 +370,12 @@ def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> 
         try:
             _refit_front_on_all_rows(result, scorer)
         except KeyboardInterrupt:  # the front stays as the loop left it, τ* is kept
+            result.interrupted, result.stop_reason = True, "interrupted"
+    if result.best is not None:  # (none after a Ctrl-C in the first epoch: nothing is kept)
+        try:
+            result.best = add_baselines(result.best, result.hall_of_fame, scorer,
+                                        sampler.constraints.admits, search.library)
+        except KeyboardInterrupt:
             result.interrupted, result.stop_reason = True, "interrupted"
     if config.prune and result.best is not None and not result.interrupted:
         _prune_best(result, scorer, sampler, config, start, exact_loss)

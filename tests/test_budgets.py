@@ -26,6 +26,7 @@ import torch
 
 from cadsr_sklearn import (CADSRRegressor, checkpoint, constants, progress, pruning, sampler,
                            scoring, snapping, training)
+from cadsr_sklearn.baselines import baseline_expressions
 from cadsr_sklearn.uncertainty import constant_uncertainty
 
 FAST = dict(TINY_MODEL, batch_size=64)  # the max_evaluations cases count batches of 64
@@ -173,7 +174,14 @@ def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(monk
     state = search.state
     members = {c.expression.key: c for c in [*state.hall_of_fame.by_complexity.values(),
                                              state.best]}
-    fits = [(row, members[row.expression.key]) for row in model.pareto_front_]
+    # the baselines, scored after the loop, were fitted on all rows
+    lines = [row for row in model.pareto_front_ if row.expression.key not in members]
+    assert [row.expression.tokens for row in lines] == [
+        e.tokens for e in baseline_expressions(model.best_expression_.library)[2:]]
+    assert [len(row.uncertainty.standard_errors) for row in lines] == [2]
+    assert all(row.constants.uncertainty.dof == 400 - 2 for row in lines)
+    fits = [(row, members[row.expression.key]) for row in model.pareto_front_
+            if row not in lines]
     assert [member.screened for _, member in fits] == [True, True, False]
     for row, member in fits:
         rows = search.scorer.fitted_rows(member)

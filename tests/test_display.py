@@ -139,7 +139,12 @@ def test_column_names_sympy_reads_as_something_else_get_symbols():
     X = pd.DataFrame({"E": rng.uniform(1, 2, 60), "mass": rng.uniform(1, 2, 60)})
     model = CADSRRegressor(n_epochs=2, **FAST).fit(X, np.e * X["E"] + X["mass"])
     text = str(model.expression_)
-    assert sympy.sympify(text, locals={"E_": sympy.Symbol("E_")}) == model.expression_
+    read = sympy.sympify(text, locals={"E_": sympy.Symbol("E_")})
+    # the same symbols; the numbers as str shows them (SymPy's 15 digits)
+    assert read.free_symbols == model.expression_.free_symbols
+    assert sympy.Symbol("E_") in read.free_symbols
+    at = {sympy.Symbol("E_"): 1.3, sympy.Symbol("mass"): 1.7}
+    assert float(read.subs(at)) == pytest.approx(float(model.expression_.subs(at)), rel=1e-13)
 
 
 # ------------------------------------------------- choosing again after the fit
