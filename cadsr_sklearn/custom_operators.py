@@ -38,6 +38,7 @@ import ctypes
 import hashlib
 import inspect
 import logging
+import threading
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
@@ -135,11 +136,26 @@ class Operator:
     def __deepcopy__(self, memo) -> "Operator":
         return self  # immutable: a copy (scikit-learn's clone) keeps the compiled functions
 
-    @cached_property
+    def __post_init__(self):
+        # Guards the first build of ``kernels``: threads building libraries from one fresh
+        # operator must compile it once. functools.cached_property takes no lock from
+        # Python 3.12 (and, before, one lock for every operator). Not a field: no pickle,
+        # copy or comparison sees it, and an operator read back from a pickle gets its own.
+        object.__setattr__(self, "_kernels_lock", threading.Lock())
+
+    @property
     def kernels(self) -> OperatorKernels:
         """The C functions the kernels call: compiled by numba where it can, else calls back
-        into the NumPy functions (see the module docstring)."""
-        return _kernels(self)
+        into the NumPy functions (see the module docstring). Built once, on first use, even
+        when several threads ask at once."""
+        built = self.__dict__.get("_built_kernels")
+        if built is None:
+            with self._kernels_lock:
+                built = self.__dict__.get("_built_kernels")  # another thread may have built it
+                if built is None:
+                    built = _kernels(self)
+                    object.__setattr__(self, "_built_kernels", built)
+        return built
 
     @property
     def compiled(self) -> bool:

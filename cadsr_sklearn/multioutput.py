@@ -12,11 +12,12 @@ from each copy's front).
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 from sklearn.base import clone
 
-__all__ = ["PER_OUTPUT", "fit_outputs", "per_output"]
+__all__ = ["PER_OUTPUT", "fit_outputs", "join_outputs", "per_output"]
 
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
 PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
@@ -33,6 +34,16 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_
     the copies of the last fit go on with their own searches; a ``checkpoint``
     path gets the suffix ``.output{j}`` per output. ``y_units`` is one entry
     per output (a list) or one for all.
+
+    Ctrl-C stops the search of the output it lands in, which keeps its best
+    formula so far (as a one-output fit does), and the outputs after it are
+    not searched for their budget: the user asked the fit to stop, but
+    ``predict`` needs a formula for every output, so each gets a search of one
+    epoch (``n_epochs=1``; its ``stop_reason_`` says "n_epochs"), and a
+    RuntimeWarning names them. :attr:`interrupted_` is then True. Fitting again
+    searches them fully (with a ``checkpoint``, their one-epoch searches go on
+    to the budget). A Ctrl-C before an output's first epoch ends, that one's
+    short search included, has nothing to keep and raises KeyboardInterrupt.
     """
     per_column = (isinstance(y_units, (list, tuple)) and len(y_units) == Y.shape[1]
                   and all(u is None or isinstance(u, str) or hasattr(u, "__len__")
@@ -48,24 +59,41 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_
         outputs = previous  # each continues its own search
     else:
         outputs = [clone(estimator) for _ in range(Y.shape[1])]
+    stopped = None  # the output Ctrl-C stopped, if any
     for j, output in enumerate(outputs):
         checkpoint_path = (None if estimator.checkpoint is None
                            else f"{os.fspath(estimator.checkpoint)}.output{j}")
         output.set_params(**estimator.get_params()).set_params(checkpoint=checkpoint_path)
-        output._fit(X, Y[:, j], sample_weight, [names[j]], X_units, targets[j])
-    estimator.__dict__.pop("front_rows_", None)  # of a one-output fit before
-    estimator.estimators_ = outputs
-    estimator.n_outputs_, estimator.target_names_ = Y.shape[1], list(names)
-    first = outputs[0]
-    estimator.device_, estimator.version_ = first.device_, first.version_
-    estimator.symbol_names_ = first.symbol_names_
-    estimator.interrupted_ = any(o.interrupted_ for o in outputs)
-    estimator.search_state_ = None  # each output keeps its own
-    for name in PER_OUTPUT:
-        setattr(estimator, name, [getattr(o, name) for o in outputs])
+        fit_args = (X, Y[:, j], sample_weight, [names[j]], X_units, targets[j])
+        if stopped is None:
+            output._fit(*fit_args)
+            stopped = j if output.interrupted_ else None
+        else:
+            _fit_for_one_epoch(output, fit_args)
+    if stopped is not None and stopped < len(outputs) - 1:
+        _warn_outputs_left(names[stopped], names[stopped + 1:])
+    join_outputs(estimator, outputs, names)
     estimator.__dict__.pop("candidates_", None)  # a previous fit's
     if estimator.keep_candidates:
         estimator.candidates_ = [o.candidates_ for o in outputs]
+
+
+def _fit_for_one_epoch(output, fit_args: tuple) -> None:
+    """``output._fit(*fit_args)`` with a search of one epoch, its ``n_epochs`` then the
+    user's again (its parameters stay those of the estimator)."""
+    n_epochs = output.n_epochs
+    output.set_params(n_epochs=1)
+    try:
+        output._fit(*fit_args)
+    finally:
+        output.set_params(n_epochs=n_epochs)
+
+
+def _warn_outputs_left(interrupted: str, left: list[str]) -> None:
+    warnings.warn(f"Ctrl-C stopped the search of {interrupted}; the outputs after it "
+                  f"({', '.join(left)}) were searched for one epoch only, so that each has a "
+                  f"formula. Fit again to search them fully.", RuntimeWarning,
+                  stacklevel=6)  # the caller of fit: past fit_outputs, _fit, fit, sklearn's
 
 
 def per_output(estimators: list, method: str, index, **kwargs) -> list:
@@ -76,3 +104,19 @@ def per_output(estimators: list, method: str, index, **kwargs) -> list:
         raise ValueError(f"index must give one row per output ({len(estimators)}), "
                          f"got {len(indices)}.")
     return [getattr(e, method)(index=i, **kwargs) for e, i in zip(estimators, indices)]
+
+
+def join_outputs(estimator, outputs: list, names: list[str]) -> None:
+    """Make the fitted ``outputs`` (one estimator per output, output j named ``names[j]``)
+    ``estimator``'s :attr:`estimators_`: the attributes of :data:`PER_OUTPUT` become lists
+    over them, the others are the first's (a fit's copies, or a formula file's outputs)."""
+    estimator.__dict__.pop("front_rows_", None)  # of a one-output fit before
+    estimator.estimators_ = outputs
+    estimator.n_outputs_, estimator.target_names_ = len(outputs), list(names)
+    first = outputs[0]
+    estimator.device_, estimator.version_ = first.device_, first.version_
+    estimator.symbol_names_ = first.symbol_names_
+    estimator.interrupted_ = any(o.interrupted_ for o in outputs)
+    estimator.search_state_ = None  # each output keeps its own
+    for name in PER_OUTPUT:
+        setattr(estimator, name, [getattr(o, name) for o in outputs])

@@ -195,15 +195,30 @@ def _simplified(expression: Expression, equation: sympy.Expr, structural: set[fl
 
 
 class _ReadingOrder(StrPrinter):
-    """The text of a formula, noting each float it prints, in order."""
+    """The text of a formula, noting each float it prints, in order, with its sign."""
 
     def __init__(self):
         super().__init__()
         self.printed: list[tuple[float, str]] = []
+        self._sign_apart: float | None = None  # |coefficient| of the Mul being printed
+
+    def _print_Mul(self, expr):
+        # The printer writes -2.5*x as "-" and then the float 2.5 it makes by negating the
+        # coefficient: note its value, so that float, the first the Mul prints, is noted
+        # as the negative number the reader sees. Without the sign, -2.5*x0 + 2.5*x1 would
+        # name its constants by whichever of ±2.5 came first in an arbitrary list.
+        coefficient = expr.args[0]
+        if coefficient.is_Float and coefficient < 0:
+            self._sign_apart = -float(coefficient)
+        return super()._print_Mul(expr)
 
     def _print_Float(self, expr):
         text = super()._print_Float(expr)
-        self.printed.append((float(expr), text))
+        value = float(expr)
+        if self._sign_apart is not None:
+            value = -value if value == self._sign_apart else value
+            self._sign_apart = None
+        self.printed.append((value, text))
         return text
 
 
@@ -217,8 +232,9 @@ def _in_reading_order(equation: sympy.Expr, floats: list[sympy.Float],
     left = sorted(floats, key=sympy.default_sort_key)
     out = []
     for value, text in printer.printed:
-        # The printer shows a negative factor's sign apart (-2.5*x prints 2.5), so a float
-        # printed as v is the float rounded to v or to −v; the sign is the float's own.
+        # A float is noted with the sign the text gives it; one the printer negated
+        # elsewhere (x**(-2.5) in a quotient prints as 1/x**2.5) is matched by its negative,
+        # after any float that matches exactly; the sign shown is the float's own.
         match = (next((f for f in left if rounded[f] == value), None)
                  or next((f for f in left if rounded[f] == -value), None))
         if match is None:

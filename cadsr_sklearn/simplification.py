@@ -36,7 +36,10 @@ varies, b**u, is an exponential in disguise and is written as one, exp(ln(b)·u)
 ``exp(-1.695*sqrt(x))``, the rate a scientist looks for (one node longer). So is
 a snapped base that is no integer: ``(3/pi)**(0.0817*x)`` (a base and a rate
 that only act together, so any base fits) is ``exp(-0.00380*x)``, with no π
-that is not there. Integer bases stay: ``2**x`` is a doubling.
+that is not there. Integer bases stay: ``2**x`` is a doubling. So does a power
+with no fitted number in it, ``(7/2)**x``: its rate would be a decimal that reads
+as fitted, though it is fixed. And a quotient by a sum that reads negative has
+the sign moved up: ``-39.56/(-g - 0.02629)`` is ``39.56/(g + 0.02629)``.
 """
 
 from __future__ import annotations
@@ -231,7 +234,7 @@ def simplest_equivalent(
     joined = _joined_roots(best)
     if joined != best and matches(joined.xreplace(to_real)):
         best = joined
-    for rewrite in (_constant_bases_as_exponentials, _small_bases):
+    for rewrite in (_constant_bases_as_exponentials, _small_bases, _signs_out_of_sums):
         readable = rewrite(best)
         if readable != best and matches(readable.xreplace(to_real)):
             best = readable
@@ -251,10 +254,17 @@ def _reading_size(expr: sympy.Expr) -> int:
 
 
 def _constant_bases_as_exponentials(expr: sympy.Expr) -> sympy.Expr:
-    """Every b**u with a constant base b > 0 that is no integer and a varying u as exp(ln(b)·u)."""
+    """Every b**u with a constant base b > 0 that is no integer and a varying u as exp(ln(b)·u),
+    where b or u holds a fitted number (a float).
+
+    A power of exact numbers only, ``(7/2)**x`` with the base snapped, stays: its rate
+    ln(7/2) could only be shown as the decimal 1.253, which reads, and would be listed in
+    ``constants_``, as a fitted constant with a standard error, though nothing was fitted.
+    """
     def is_constant_base(e: sympy.Expr) -> bool:
         return (e.is_Pow and e.base.is_number and not e.base.is_Integer
-                and bool(e.base.is_positive) and not e.exp.is_number)
+                and bool(e.base.is_positive) and not e.exp.is_number
+                and bool(e.atoms(sympy.Float)))
 
     return expr.replace(is_constant_base,
                         lambda e: sympy.exp(sympy.log(e.base).evalf(16) * e.exp))
@@ -282,6 +292,19 @@ def _small_bases(expr: sympy.Expr) -> sympy.Expr:
         return e if power is None else power
 
     return expr.replace(lambda e: e.func is sympy.exp, rewritten)
+
+
+def _signs_out_of_sums(expr: sympy.Expr) -> sympy.Expr:
+    """Every integer power of a sum whose text begins with a minus with the sign taken out
+    of the sum: ``-39.56/(-g - 0.02629)`` as ``39.56/(g + 0.02629)``, ``(-a - b)**2`` as
+    ``(a + b)**2`` (equal wherever either is defined), which SymPy keeps as they are where
+    no rewrite is shorter. A sum such as ``0.02629 - g`` is left as it reads."""
+    def reads_negative(e: sympy.Expr) -> bool:
+        return (e.is_Pow and e.base.is_Add and e.exp.is_Integer
+                and e.base.as_ordered_terms()[0].could_extract_minus_sign())
+
+    return expr.replace(reads_negative,
+                        lambda e: sympy.Integer(-1) ** e.exp * (-e.base) ** e.exp)
 
 
 def _plain_large_numbers(expr: sympy.Expr) -> sympy.Expr:

@@ -5,7 +5,10 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -15,7 +18,7 @@ from budgets import TINY
 from sklearn.base import clone
 
 from cadsr_sklearn import CADSRRegressor, Expression, Library, Operator, program, register_operator
-from cadsr_sklearn import levenberg_marquardt
+from cadsr_sklearn import custom_operators, levenberg_marquardt
 from cadsr_sklearn.constants import ConstantFitter
 from cadsr_sklearn.custom_operators import unregister_operator
 
@@ -258,6 +261,33 @@ def test_a_clone_keeps_the_compiled_operator():
     model = CADSRRegressor(unary_operators=(bump,))
     assert clone(model).get_params()["unary_operators"][0] is bump
     assert copy.deepcopy(bump) is bump
+
+
+def test_threads_asking_a_fresh_operator_for_its_kernels_compile_it_once(monkeypatch):
+    # Libraries built in several threads from one operator: from Python 3.12 a
+    # functools.cached_property takes no lock, so each thread would compile it (3.11's did)
+    builds = []
+
+    def slow_build(operator):
+        builds.append(operator)
+        time.sleep(0.2)  # every thread asks while the first build runs
+        return object()
+
+    monkeypatch.setattr(custom_operators, "_kernels", slow_build)
+    bump = Operator("bump", lambda a: 1 / (1 + a * a), lambda a: -2 * a / (1 + a * a) ** 2,
+                    lambda a: 1 / (1 + a**2))
+    threads = 8
+    together = threading.Barrier(threads)
+
+    def kernels(_):
+        together.wait()
+        return bump.kernels
+
+    with ThreadPoolExecutor(threads) as pool:
+        got = list(pool.map(kernels, range(threads)))
+    assert builds == [bump]
+    assert all(k is got[0] for k in got) and bump.kernels is got[0]
+    assert pickle.loads(pickle.dumps(bump)) == bump and copy.deepcopy(bump) is bump
 
 
 def test_a_search_with_an_operator_of_lambdas_can_be_continued():

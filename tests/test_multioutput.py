@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from budgets import SMALL, TINY
 
-from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn import CADSRRegressor, training
 
 SEARCH = dict(SMALL, n_epochs=6)
 
@@ -70,6 +70,29 @@ def test_warm_start_and_checkpoints_work_per_output(data, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "run.ckpt.output0", "run.ckpt.output0.front.csv",
         "run.ckpt.output1", "run.ckpt.output1.front.csv"]
+
+
+def test_after_a_ctrl_c_the_outputs_left_are_searched_for_one_epoch_only(data, monkeypatch):
+    # Ctrl-C in the first output's second epoch: the user asked the fit to stop, so the
+    # outputs after it must not be searched for their whole budget; each still needs a
+    # formula for predict, and gets the best of a single epoch
+    X, Y = data
+    noisy = np.c_[Y, Y[:, 0] - Y[:, 1]] + np.random.default_rng(1).normal(0, 0.3, (150, 3))
+    update, calls = training._policy_update, []
+
+    def interrupted_in_epoch_two(*args, **kwargs):
+        calls.append(True)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return update(*args, **kwargs)
+
+    monkeypatch.setattr(training, "_policy_update", interrupted_in_epoch_two)
+    with pytest.warns(RuntimeWarning, match=r"Ctrl-C stopped the search of y0.*y1, y2"):
+        model = CADSRRegressor(**{**TINY, "n_epochs": 5}).fit(X, noisy)
+    assert model.interrupted_ and model.n_epochs_ == [1, 1, 1]
+    assert model.stop_reason_ == ["interrupted", "n_epochs", "n_epochs"]
+    assert [o.n_epochs for o in model.estimators_] == [5, 5, 5]  # as the user set them
+    assert np.all(np.isfinite(model.predict(X))) and model.predict(X).shape == (150, 3)
 
 
 def test_plots_ask_for_one_output(model):

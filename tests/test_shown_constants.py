@@ -11,8 +11,10 @@ from scipy import stats
 from cadsr_sklearn import CADSRRegressor, Expression, Library
 from cadsr_sklearn.cli import pendulum_data
 from cadsr_sklearn.constants import ConstantFitter
+from cadsr_sklearn.display import round_floats
 from cadsr_sklearn.front import CONSTANT_COLUMNS, constant_rows, report_front
 from cadsr_sklearn.scoring import Candidate
+from cadsr_sklearn.shown_constants import shown_constants
 from cadsr_sklearn.uncertainty import constant_uncertainty
 
 pd = pytest.importorskip("pandas")
@@ -217,3 +219,34 @@ def test_several_outputs_have_a_table_each_and_pickle():
     np.testing.assert_array_equal(loaded.predict(X[:5], return_std=True)[1], std)
     assert str(loaded.pareto_front_[0][0].constants.form) == str(
         model.pareto_front_[0][0].constants.form)
+
+
+def test_a_constant_and_its_negative_are_named_in_the_order_the_text_reads_them():
+    # -2.457*x0 + 2.457*x1: the printer shows the first one's sign apart from its number,
+    # so both print as 2.457; c0 must still be the first, the negative one
+    library = Library(2, ("add", "mul"), (), use_constants=True, use_one=False)
+    tree = Expression.from_names(["add", "mul", "mul", "c", "x0", "c", "x1"], library)
+    tree = tree.with_constants(np.array([-2.4567, 2.4567]))
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 3.0, size=(40, 2))
+    y = tree.evaluate(X) + rng.normal(0, 0.01, 40)
+    equation = tree.to_sympy(["x0", "x1"])
+    assert str(round_floats(equation, 4)) == "-2.457*x0 + 2.457*x1"
+    shown = shown_constants(equation, 4, tree, ["x0", "x1"], X, y)
+    assert shown.names == ("c0", "c1") and shown.shown == ("-2.457", "2.457")
+    assert str(shown.form) == "c0*x0 + c1*x1"
+    np.testing.assert_array_equal(shown.uncertainty.values, [-2.4567, 2.4567])
+
+
+def test_a_power_of_a_snapped_base_is_shown_with_the_base_and_no_fitted_constant():
+    # (7/2)**x0 with the base snapped: nothing is fitted, so the formula shows 7/2, and
+    # not exp(1.253*x0) with 1.253 listed as a fitted constant beside a fixed 7/2
+    library = Library(1, ("mul", "pow"), (), use_constants=True, use_one=False)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 3.0, size=(60, 1))
+    y = 3.5 ** X[:, 0] * (1 + rng.normal(0, 0.01, 60))
+    tree = _fitted(["pow", "c", "x0"], library, X, y, literal=(0, 3.5))
+    row = _row(tree, X, y, ["x0"])
+    assert row.formula == "(7/2)**x0"
+    (s0,) = constant_rows(row)
+    assert s0["fixed"] and s0["shown"] == "7/2" and np.isnan(s0["std_error"])

@@ -211,6 +211,9 @@ def test_a_fitted_constant_base_is_written_as_an_exponential():
     assert not shown.has(sympy.pi) and shown.has(sympy.exp)
     # an integer base and a constant exponent stay as they are
     assert simplest_equivalent(2 ** x, X, 2 ** X[:, 0], [x]) == 2 ** x
+    # and so does a power with no fitted number in it: exp(1.253*x) would read as fitted
+    seven_halves = sympy.Rational(7, 2) ** x
+    assert simplest_equivalent(seven_halves, X, 3.5 ** X[:, 0], [x]) == seven_halves
     assert simplest_equivalent(x ** sympy.Float(1.49), X, X[:, 0] ** 1.49, [x]) == x ** 1.49
 
 
@@ -277,3 +280,26 @@ def test_a_power_of_a_base_snapped_to_zero_is_zero():
     shown = _shown(found, [t], X)
     assert not shown.has(sympy.Integer(0) ** (sympy.log(t) + F(9.7))), shown
     assert shown.free_symbols == {t} and sympy_complexity(shown) < sympy_complexity(found)
+
+
+def test_a_denominator_that_reads_negative_gives_its_sign_to_the_quotient():
+    # SymPy keeps -39.56/(-g - 0.02629) as it is where no rewrite is shorter (here, next to
+    # a product of sums that expand or factor_terms would lengthen): it reads
+    # 39.56/(g + 0.02629), the same function
+    L, g = sympy.symbols("L g")
+    X = np.random.default_rng(0).uniform(0.5, 3.0, (30, 2))
+    product = (L + sympy.Rational(13, 10)) * (g + sympy.Rational(21, 10))
+    for found, reported in [
+        (product + F(-39.56) / (-g - F(0.02629)), product + F(39.56) / (g + F(0.02629))),
+        (product + L / (-g - F(0.02629)) ** 3, product - L / (g + F(0.02629)) ** 3),
+        (product + F(2.537) / (-g - L), product - F(2.537) / (L + g)),
+        (product + F(2.537) / (-g - L) ** 2, product + F(2.537) / (L + g) ** 2),
+        # a sum that does not begin with a minus is left as it reads
+        (product + F(-39.56) / (F(0.02629) - g), product + F(-39.56) / (F(0.02629) - g)),
+    ]:
+        shown = _shown(found, [L, g], X)
+        assert shown == reported, (found, shown)
+        with np.errstate(all="ignore"):
+            grid = np.random.default_rng(1).uniform(-5, 5, (200, 2))  # off the rows too
+            np.testing.assert_allclose(sympy.lambdify([L, g], shown)(*grid.T),
+                                       sympy.lambdify([L, g], found)(*grid.T), rtol=1e-12)

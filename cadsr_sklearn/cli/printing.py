@@ -6,11 +6,12 @@ a model reads the same whichever command shows it.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
-__all__ = ["print_formula", "print_symbols", "print_run", "print_front", "print_guesses",
-           "write_plots"]
+__all__ = ["print_formula", "print_constants", "print_symbols", "print_run", "print_front",
+           "print_guesses", "write_plots"]
 
 
 def _pretty(expr) -> str:
@@ -54,6 +55,37 @@ def print_formula(model) -> None:
     print(f"Complexity: {model.best_expression_.complexity}  (k = {nodes} + fitted constants)")
     if getattr(model, "units_", None) is not None:
         print(f"Units:      {model.units_}")
+
+
+def print_constants(model) -> None:
+    """The chosen formula's constants, the rows of ``constants_``: each number the formula
+    shows with its standard error and 95 % interval, then those fixed to simple numbers
+    with the value and interval the fit gave them before (nothing for several outputs)."""
+    from ..front import constant_rows
+
+    if "estimators_" in vars(model):  # a model of several outputs: none here
+        return
+    rows = constant_rows(next(row for row in model.pareto_front_ if row.selected))
+    if not rows:
+        print("Constants:  none")
+        return
+    print("\nConstants of the chosen formula (constants_): c0, c1, … in the order it shows them;"
+          "\ns0, s1, … fixed to simple numbers (no parameters), with what the fit gave before:")
+    print(f"  {'name':<6}{'as shown':<12}{'value':>12}  {'std. error':>10}  95 % interval")
+    for r in rows:
+        if r["fixed"]:
+            error = "fixed"
+            interval = ("" if math.isnan(r["fitted_value"]) else f"fitted "
+                        f"{_interval(r['fitted_value'], r['fitted_ci_low'], r['fitted_ci_high'])}")
+        else:
+            error, interval = f"{r['std_error']:.3g}", _interval(None, r["ci_low"], r["ci_high"])
+        print(f"  {r['name']:<6}{r['shown']:<12}{r['value']:>12.6g}  {error:>10}  {interval}")
+
+
+def _interval(value: float | None, low: float, high: float) -> str:
+    """``[low, high]`` to six digits (as the HTML report shows them), ``value`` before it."""
+    ends = f"[{low:.6g}, {high:.6g}]"
+    return ends if value is None else f"{value:.6g} {ends}"
 
 
 def print_front(model) -> None:
