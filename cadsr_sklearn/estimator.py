@@ -30,7 +30,7 @@ from .display import (DISPLAY_DIGITS, check_precision, column_labels, round_floa
                       rounded_latex, symbol_names, target_names)
 from .expression import Expression
 from .library import DEFAULT_BINARY, DEFAULT_UNARY, Library
-from .multioutput import fit_outputs, per_output
+from .multioutput import fit_outputs, join_outputs, per_output
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, check_settings, required_columns
 from .progress import Progress
 from .guesses import GuessRow, formula_row, guess_rows, seed_search
@@ -1017,6 +1017,55 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         units = None if data_units is None else export.FormulaUnits(
             data_units.feature_labels, describe_units(row.expression, data_units))
         return export.export(row.expression, self.symbol_names_, target, units=units)
+
+    # ---------------------------------------------------------------- formula files
+    def save_formula(self, path):
+        """Write the fitted model to ``path`` as a formula file: JSON that is data.
+
+        The file holds the feature and target names and units, every row of
+        the front (its text, SymPy form, tree, constants with their
+        covariance, complexity, loss, criterion), the row each rule of
+        ``model_selection`` chooses, the guesses, the search's history and the
+        parameters (see :mod:`cadsr_sklearn.formula_file`). Unlike a pickle,
+        reading it runs no code: it is the format to share a model in. A custom
+        operator is written by name; whoever loads the file registers it under
+        that name (:func:`~cadsr_sklearn.register_operator`). Returns the path.
+        """
+        from .formula_file import write_formula_file
+
+        check_is_fitted(self, "selections_")
+        write_formula_file(self, path)
+        return path
+
+    @classmethod
+    def load_formula(cls, path) -> "CADSRRegressor":
+        """The fitted model in the formula file at ``path`` (:meth:`save_formula`).
+
+        It predicts (``return_std`` too), prints, exports and reports as the
+        saved model did, and agrees with it to the last bit; it holds no search
+        to continue (``warm_start``) and no ``candidates_``. Raises ValueError,
+        naming the file and the reason, for a file that is not a formula file
+        (a pickle or joblib file is refused unread), one from a later schema,
+        or one whose formulas use an operator that is not registered.
+        """
+        from .formula_file import read_formula_file
+
+        saved = read_formula_file(path)
+        try:
+            outputs = [cls(**saved.settings) for _ in saved.outputs]
+        except TypeError as err:  # a parameter this version does not have
+            raise ValueError(f"{path}: {err}; it was written by another version of "
+                             "cadsr-sklearn.") from None
+        for output, attributes, target in zip(outputs, saved.outputs,
+                                              saved.shared["target_names_"]):
+            vars(output).update(saved.shared, **attributes, target_names_=[target],
+                                n_outputs_=1, version_=__version__)
+        if len(outputs) == 1:
+            return outputs[0]
+        model = cls(**saved.settings)
+        vars(model).update(saved.shared)
+        join_outputs(model, outputs, saved.shared["target_names_"])
+        return model
 
     # ---------------------------------------------------------------- display
     # repr() stays scikit-learn's parameter repr: a pipeline's repr embeds it, and

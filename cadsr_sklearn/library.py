@@ -400,6 +400,15 @@ class Library:
         # Rebuilt from its arguments: tokens are looked up again by name on load.
         return (Library, self._config)
 
+    def arguments(self) -> dict:
+        """The constructor's arguments, every operator by name: ``Library(**arguments)``
+        rebuilds this library where its custom operators are registered under those names."""
+        n_features, binary, unary, use_constants, use_one, complexity = self._config
+        return {"n_features": n_features, "binary_operators": [_operator_name(b) for b in binary],
+                "unary_operators": [_operator_name(u) for u in unary],
+                "use_constants": use_constants, "use_one": use_one,
+                "operator_complexity": dict(complexity)}
+
     def index(self, name: str) -> int:
         """Token id of ``name`` (``"x0"``, ``"sin"``, ``"c"`` …)."""
         try:

@@ -13,6 +13,11 @@ Numbers are compared exactly (``repr`` of the float), so "unchanged" means bit f
 bit; the cases cover built-in operators, a user operator numba compiles, one it
 cannot (a SciPy function), sample weights, two outputs, a six-row table and
 physical units.
+
+``--round-trip`` also writes each fitted model to a formula file
+(``save_formula``), loads it (its custom operators registered by name, as a user
+who receives the file would) and checks that the loaded model predicts the same
+values and standard errors, bit for bit, and shows the same formulas.
 """
 
 from __future__ import annotations
@@ -75,18 +80,55 @@ def _run(params, X, y, fit_params) -> dict:
             "rewards": [[repr(h.get(k)) for k in ("best_reward", "batch_mean_reward",
                                                    "best_criterion")] for h in m.history_],
         })
-    return {"models": out, "prediction": [repr(float(v)) for v in np.ravel(model.predict(X))[:5]]}
+    return {"models": out, "prediction": [repr(float(v)) for v in np.ravel(model.predict(X))[:5]],
+            "model": model}
 
 
-def dump(path: str, only: list[str] | None) -> None:
-    results = {}
+def round_trip(model, params: dict, X) -> list[str]:
+    """What differs between ``model`` and its formula file's model (nothing, ideally)."""
+    import tempfile
+    from pathlib import Path
+
+    from cadsr_sklearn import CADSRRegressor, Operator, register_operator
+
+    operators = params.get("unary_operators", ())
+    for operator in operators:
+        if isinstance(operator, Operator):
+            register_operator(operator.name, operator.function, operator.derivative,
+                              sympy_function=operator.sympy_function)
+    if operators:  # the file names them, as the receiver's registry does
+        model.set_params(unary_operators=tuple(getattr(op, "name", op) for op in operators))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "model.json"
+        model.save_formula(path)
+        loaded = CADSRRegressor.load_formula(path)
+    problems = []
+    (y, std), (y2, std2) = model.predict(X, return_std=True), loaded.predict(X, return_std=True)
+    if not (np.array_equal(y, y2, equal_nan=True) and np.array_equal(std, std2, equal_nan=True)):
+        problems.append("predictions differ")
+    if str(model) != str(loaded):
+        problems.append("print() differs")
+    if model.sympy() != loaded.sympy() or model.latex() != loaded.latex():
+        problems.append("the formula differs")
+    return problems
+
+
+def dump(path: str | None, only: list[str] | None, check_round_trip: bool) -> int:
+    results, failures = {}, 0
     for name, (params, X, y, fit_params) in _cases().items():
         if only and name not in only:
             continue
         results[name] = _run(params, X, y, fit_params)
+        model = results[name].pop("model")
         print(name, results[name]["models"][0]["formula"], flush=True)
-    with open(path, "w") as f:
-        json.dump(results, f, indent=1)
+        if check_round_trip:
+            problems = round_trip(model, params, X)
+            failures += bool(problems)
+            print(f"  formula file: {'; '.join(problems) or 'the same predictions and formulas'}")
+    if path:
+        with open(path, "w") as f:
+            json.dump(results, f, indent=1)
+    return 1 if failures else 0
 
 
 def compare(a: str, b: str) -> int:
@@ -117,11 +159,12 @@ def main() -> int:
     parser.add_argument("--dump", metavar="JSON")
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--compare", nargs=2, metavar="JSON")
+    parser.add_argument("--round-trip", action="store_true",
+                        help="also check each model's formula file round trip")
     args = parser.parse_args()
     if args.compare:
         return compare(*args.compare)
-    dump(args.dump, args.only)
-    return 0
+    return dump(args.dump, args.only, args.round_trip)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,37 @@ def test_show_numbers_the_front_as_predict_index_takes_it(model_file, data_csv, 
     np.testing.assert_array_equal(pd.read_csv(preds).iloc[:, 0], model.predict(X, index=last))
 
 
+def test_show_prints_the_chosen_formulas_constants_with_their_intervals(tmp_path, capsys):
+    # 1.366*x0 + 2*x1: a fitted constant, with its error and interval, and one snapped to 2,
+    # with what the fit said before; as constants_ has them
+    import joblib
+
+    from cadsr_sklearn import CADSRRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2.5, size=(100, 2))
+    y = 1.37 * X[:, 0] + 2 * X[:, 1] + rng.normal(0, 0.05, 100)
+    model = CADSRRegressor(n_epochs=4, batch_size=48, ff_dim=32, max_length=14, device="cpu",
+                           random_state=0, binary_operators=("mul", "add"),
+                           unary_operators=("neg",), use_one=False, max_constants=2).fit(X, y)
+    c0, s0 = model.constants_.to_dict("records")
+    assert not c0["fixed"] and s0["fixed"]  # the case this test is about
+    path = tmp_path / "model.joblib"
+    joblib.dump(model, path)
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "Constants of the chosen formula" in out
+    assert out.index("Constants of the chosen formula") < out.index("Pareto front")
+    lines = {line.split()[0]: line for line in out.splitlines()
+             if line.startswith(("  c0 ", "  s0 "))}
+    assert lines["c0"].split() == ["c0", c0["shown"], f"{c0['value']:.6g}",
+                                   f"{c0['std_error']:.3g}", f"[{c0['ci_low']:.6g},",
+                                   f"{c0['ci_high']:.6g}]"]
+    assert lines["s0"].split() == ["s0", s0["shown"], f"{s0['value']:.6g}", "fixed",
+                                   "fitted", f"{s0['fitted_value']:.6g}",
+                                   f"[{s0['fitted_ci_low']:.6g},", f"{s0['fitted_ci_high']:.6g}]"]
+
+
 def test_fit_with_operators_and_plots(data_csv, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     out = tmp_path / "m.joblib"
@@ -478,3 +509,24 @@ def test_fit_takes_required_features_nesting_limits_and_operator_complexity(data
 def test_limit_option_errors_are_one_line(data_csv, capsys, extra, message):
     assert main(["fit", str(data_csv), "--target", "y", *extra, *TINY]) == 2
     assert message in _error_line(capsys)
+
+
+def test_show_a_model_of_several_outputs(tmp_path, capsys):
+    import joblib
+
+    from cadsr_sklearn import CADSRRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(1, 2, 50), "b": rng.uniform(1, 2, 50)})
+    Y = pd.DataFrame({"p": X.a * X.b, "q": 2 * X.b})
+    model = CADSRRegressor(n_epochs=2, batch_size=32, device="cpu", random_state=0).fit(X, Y)
+    for path in (tmp_path / "model.joblib", tmp_path / "model.json"):
+        if path.suffix == ".json":
+            model.save_formula(path)
+        else:
+            joblib.dump(model, path)
+        capsys.readouterr()
+        assert main(["show", str(path)]) == 0
+        out = capsys.readouterr().out
+        assert "=== Output 0: p ===" in out and "=== Output 1: q ===" in out
+        assert out.count("Pareto front") == 2 and out.count("Features:") == 1

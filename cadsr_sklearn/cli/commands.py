@@ -20,8 +20,8 @@ from ..user_input import (UsageError, column_units, estimator_params, nested_con
                           operator_complexity)
 from .checks import check_device, check_operators, check_plot_folder, check_writable
 from .demo import DEMO_BATCH_SIZE, in_names, matches_truth, pendulum_data
-from .printing import (print_formula, print_front, print_guesses, print_run, print_symbols,
-                       write_plots)
+from .printing import (print_constants, print_formula, print_front, print_guesses, print_run,
+                       print_symbols, write_plots)
 from .tables import numeric, read_table
 
 __all__ = ["cmd_demo", "cmd_fit", "cmd_predict", "cmd_show", "cmd_report"]
@@ -80,9 +80,7 @@ def cmd_demo(args) -> int:
     else:
         print("Recovered:  no. Try a longer search (--max-time 300) or another --seed.")
     if args.out:
-        import joblib
-
-        joblib.dump(model, args.out)
+        _save_model(model, args.out)
         print(f"Saved the model to {args.out}")
     if args.plots:
         write_plots(
@@ -163,8 +161,6 @@ def cmd_fit(args) -> int:
         check_plot_folder(args.plots)
     checkpoint = _checkpoint_path(args)
 
-    import joblib
-
     from ..estimator import PAPER_SETTINGS, CADSRRegressor, SmallDataWarning
 
     params = dict(PAPER_SETTINGS) if args.paper else {}
@@ -229,7 +225,7 @@ def cmd_fit(args) -> int:
     print_run(model, seconds)
     print_front(model)
     print_guesses(model)
-    joblib.dump(model, args.out)
+    _save_model(model, args.out)
     print(f"\nSaved the model to {args.out}; apply it with: cadsr predict {args.out} NEW_DATA.csv")
     if args.plots:  # on the held-out rows when there are some, saying which rows they are
         if held_out is not None and len(y_held_out) > 0:
@@ -353,27 +349,45 @@ def _prediction_columns(model, taken) -> list[str]:
 
 
 def cmd_show(args) -> int:
-    """``cadsr show``: a saved model's formula, run, features, settings and Pareto front."""
+    """``cadsr show``: a saved model's formula, run, features, settings and Pareto front;
+    for a model of several outputs, the settings once and then each output's."""
     model = _load_model(args.model)
+    outputs = model.__dict__.get("estimators_") or [model]
+    if len(outputs) == 1:
+        print_formula(model)
+        print_constants(model)
+        print_run(model)
+        _print_settings(model)
+        print_front(model)
+        print_guesses(model)
+        return 0
+    _print_settings(model)
+    targets = getattr(model, "target_names_", None) or [f"y{j}" for j in range(len(outputs))]
+    for j, (output, target) in enumerate(zip(outputs, targets)):
+        print(f"\n=== Output {j}: {target} ===\n")
+        print_formula(output)
+        print_constants(output)
+        print_run(output)
+        print_front(output)
+        print_guesses(output)
+    return 0
+
+
+def _print_settings(model) -> None:
+    """The features, their symbols, the operators and the main settings of a saved model."""
     names = [str(n) for n in getattr(model, "feature_names_in_", [])] or [
         f"x{i}" for i in range(model.n_features_in_)
     ]
-    print_formula(model)
-    print_run(model)
     print(f"Features:   {', '.join(names)}")
     print_symbols(model)
-    print(
-        f"Operators:  binary {' '.join(model.binary_operators) or '-'}; "
-        f"unary {' '.join(model.unary_operators) or '-'}"
-    )
+    binary = " ".join(getattr(op, "name", op) for op in model.binary_operators)
+    unary = " ".join(getattr(op, "name", op) for op in model.unary_operators)
+    print(f"Operators:  binary {binary or '-'}; unary {unary or '-'}")
     print(
         f"Settings:   max_time={model.max_time}, batch_size={model.batch_size}, "
         f"reward={model.reward}, random_state={model.random_state}"
     )
     print(f"Saved with: cadsr-sklearn {getattr(model, 'version_', '?')}")
-    print_front(model)
-    print_guesses(model)
-    return 0
 
 
 def cmd_report(args) -> int:
@@ -425,8 +439,26 @@ def _model_inputs(model, table, path: str):
     return numeric(table, path).to_numpy(dtype=np.float64)
 
 
+def _save_model(model, path: str) -> None:
+    """Save ``model`` to ``path``: a formula file (JSON, data only) when the name ends in
+    ``.json``, else a joblib pickle."""
+    if str(path).lower().endswith(".json"):
+        model.save_formula(path)
+    else:
+        import joblib
+
+        joblib.dump(model, path)
+
+
+def _is_formula_file(path: Path) -> bool:
+    """Whether ``path`` holds JSON (a formula file) rather than a pickle."""
+    with open(path, "rb") as file:
+        return file.read(64).lstrip()[:1] == b"{"
+
+
 def _load_model(path: str):
-    """The fitted CADSRRegressor saved in ``path``; any other file is a usage error."""
+    """The fitted CADSRRegressor saved in ``path`` (a formula file or a joblib pickle); any
+    other file is a usage error."""
     import joblib
 
     from ..estimator import CADSRRegressor
@@ -436,6 +468,11 @@ def _load_model(path: str):
         raise UsageError(f"{path}: no such file")
     if p.is_dir():
         raise UsageError(f"{path}: is a folder, not a model file")
+    if _is_formula_file(p):
+        try:
+            return CADSRRegressor.load_formula(p)
+        except ValueError as err:
+            raise UsageError(str(err).splitlines()[0]) from None
     try:
         model = joblib.load(p)
     except ValueError as err:  # e.g. saved by an incompatible cadsr-sklearn version
