@@ -287,11 +287,13 @@ def read_formula_file(path) -> FormulaFile:
         document = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, _Invalid) as err:
         raise ValueError(f"{path}: not a formula file (not JSON: {err}).") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a formula file (nested too deeply).") from None
     try:
         return _document(document)
     except _Invalid as err:
         raise ValueError(f"{path}: {err}") from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as err:
         raise ValueError(f"{path}: not a valid formula file ({type(err).__name__}: "
                          f"{err}).") from None
 

@@ -128,6 +128,10 @@ def test_pickles_and_other_files_are_refused_unread(model, tmp_path):
     for name in ("model.joblib", "model.joblib.z", "model.pkl"):
         with pytest.raises(ValueError, match="not a formula file .*refused unread"):
             CADSRRegressor.load_formula(tmp_path / name)
+    deep = '{"node": "exp", "args": [' * 100_000 + '{"symbol": "m"}' + ']}' * 100_000
+    (tmp_path / "deep.json").write_text(deep)
+    with pytest.raises(ValueError, match="not a formula file"):
+        CADSRRegressor.load_formula(tmp_path / "deep.json")
     (tmp_path / "other.json").write_text('{"a": 1}')
     with pytest.raises(ValueError, match="not a formula file"):
         CADSRRegressor.load_formula(tmp_path / "other.json")
