@@ -721,7 +721,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         return self._chosen_by_rule(lambda e, rule: e._units_of(e._chosen(rule)))
 
     def _units_of(self, row: FrontRow) -> str | None:
-        return describe_units(row.expression, getattr(self, "data_units_", None))
+        return describe_units(row.expression, self.data_units_)
 
     @property
     def expression_(self) -> sympy.Expr:
@@ -759,7 +759,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         """``equations_``: the front as a table (pandas when installed)."""
         rows = self._front(rule)
         records = [row.record() for row in rows]
-        if getattr(self, "data_units_", None) is not None:  # a fit with units: each row's
+        if self.data_units_ is not None:  # a fit with units: each row's
             for record, row in zip(records, rows):
                 record["units"] = self._units_of(row)
         return as_table(records, list(records[0]))
@@ -1013,7 +1013,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         if self._several_outputs:
             return per_output(self.estimators_, "export", self._output_rows(index), target=target)
         row = self._row(index)
-        data_units = getattr(self, "data_units_", None)
+        data_units = self.data_units_
         units = None if data_units is None else export.FormulaUnits(
             data_units.feature_labels, describe_units(row.expression, data_units))
         return export.export(row.expression, self.symbol_names_, target, units=units)

@@ -48,7 +48,7 @@ import sympy
 from sympy.printing.mathml import MathMLPresentationPrinter
 
 from ._version import __version__
-from .display import DISPLAY_DIGITS, target_names
+from .display import DISPLAY_DIGITS
 from .front import constant_rows
 from .units import describe_units
 
@@ -201,7 +201,7 @@ class _Data:
 def _outputs(model, y) -> list[tuple]:
     """(estimator, target name, that output's y or None) for each output of ``model``."""
     estimators = model.__dict__.get("estimators_") or [model]
-    names = _target_names(model, y, len(estimators))
+    names = [str(n) for n in model.target_names_]
     if y is None:
         return [(e, n, None) for e, n in zip(estimators, names)]
     values = np.asarray(y, dtype=np.float64)
@@ -210,16 +210,6 @@ def _outputs(model, y) -> list[tuple]:
         raise ValueError(f"y has {values.shape[1]} column(s); the model has "
                          f"{len(estimators)} output(s).")
     return [(e, n, values[:, j]) for j, (e, n) in enumerate(zip(estimators, names))]
-
-
-def _target_names(model, y, n_outputs: int) -> list[str]:
-    """The model's target names (``target_names_``, from the ``y`` it was fitted on);
-    for a model saved before it kept them, those a pandas or polars ``y`` given here
-    carries; else ``y`` (``y0, y1, …``)."""
-    names = getattr(model, "target_names_", None)
-    if names is not None and len(names) == n_outputs:
-        return [str(n) for n in names]
-    return target_names(y, n_outputs)
 
 
 def _chosen_row(estimator) -> dict:
@@ -237,7 +227,7 @@ def _header(model, outputs) -> str:
     lines = ["<header>", "<h1>CADSR symbolic regression report</h1>",
              f"<p class=\"muted\">{len(outputs)} output{'s' if several else ''}; written by "
              f"cadsr-sklearn {_e(__version__)}; model saved with cadsr-sklearn "
-             f"{_e(str(getattr(model, 'version_', '?')))}</p>"]
+             f"{_e(str(model.version_))}</p>"]
     if getattr(model, "interrupted_", False):
         lines.append("<p class=\"banner\"><strong>Interrupted.</strong> The search was "
                      "stopped with Ctrl-C before its budget ran out; what follows is the best "
@@ -586,10 +576,6 @@ def _svg(fig, salt: str) -> str:
 # -------------------------------------------------------------------- helpers
 def _e(text: str) -> str:
     return html.escape(str(text), quote=True)
-
-
-def _left(flag: bool) -> str:
-    return " class=\"left\"" if flag else ""
 
 
 def _num(value, spec: str = ".4g") -> str:

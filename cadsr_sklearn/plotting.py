@@ -100,9 +100,8 @@ def _plain(text: str) -> str:
 
 
 def _target(model) -> str:
-    """The target's name (``y`` for a model saved before ``target_names_``)."""
-    names = getattr(model, "target_names_", None)
-    return str(names[0]) if names else "y"
+    """The (first) target's name."""
+    return str(model.target_names_[0])
 
 
 def _formula(model, row) -> str:

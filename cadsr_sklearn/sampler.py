@@ -177,7 +177,6 @@ class Sampler:
         return state
 
     def __setstate__(self, state: dict) -> None:
-        state.setdefault("_forced", {})
         self.__dict__.update(state)
 
     @property

@@ -161,8 +161,6 @@ class Scorer:
 
     def __setstate__(self, state: dict) -> None:
         library, packed = state.pop("library"), state.pop("cache")
-        state.setdefault("units", None)  # written before searches had units
-        state.setdefault("n_rejected_for_units", 0)
         self.__dict__.update(state)
         self.cache = {}
         for tokens, constants, fixed, reward, loss, criterion, screened in packed:

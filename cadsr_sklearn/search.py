@@ -72,9 +72,8 @@ class Search(SearchParts):
 
     def changed_structure(self, params: Mapping[str, Any]) -> list[str]:
         """The :data:`STRUCTURE` parameters whose values in ``params`` differ from this search's."""
-        # .get: a search saved before a parameter joined STRUCTURE had its default, None
         return [name for name in STRUCTURE if _comparable(params[name])
-                != _comparable(self.structure.get(name))]
+                != _comparable(self.structure[name])]
 
     def new_call(self, params: Mapping[str, Any]) -> None:
         """Go on with this search for another call: ``params``' loop settings, a fresh budget.

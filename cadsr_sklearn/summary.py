@@ -62,9 +62,7 @@ class _Output:
 
 def _outputs(model) -> list[_Output]:
     estimators = model.__dict__.get("estimators_") or [model]
-    names = list(getattr(model, "target_names_", None) or [])
-    if len(names) != len(estimators):  # a model saved before target_names_
-        names = ["y"] if len(estimators) == 1 else [f"y{j}" for j in range(len(estimators))]
+    names = list(model.target_names_)
     outputs = []
     for estimator, name in zip(estimators, names):
         try:  # the parent's model_selection decides, as in its attributes

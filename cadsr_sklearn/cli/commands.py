@@ -336,10 +336,7 @@ def _prediction_columns(model, taken) -> list[str]:
     Where a name is already a column of the input (its true values, kept with
     ``--keep-columns``), ``NAME_predicted``.
     """
-    n_outputs = getattr(model, "n_outputs_", 1)
-    names = list(getattr(model, "target_names_", None) or [])
-    if len(names) != n_outputs:  # a model saved before it kept the names
-        names = ["y"] if n_outputs == 1 else [f"y{j}" for j in range(n_outputs)]
+    names = [str(n) for n in model.target_names_]
     taken = {str(c) for c in taken}
     names = [f"{n}_predicted" if n in taken else n for n in names]
     clash = sorted(taken.intersection(names))
@@ -362,8 +359,7 @@ def cmd_show(args) -> int:
         print_guesses(model)
         return 0
     _print_settings(model)
-    targets = getattr(model, "target_names_", None) or [f"y{j}" for j in range(len(outputs))]
-    for j, (output, target) in enumerate(zip(outputs, targets)):
+    for j, (output, target) in enumerate(zip(outputs, model.target_names_)):
         print(f"\n=== Output {j}: {target} ===\n")
         print_formula(output)
         print_constants(output)
@@ -387,7 +383,7 @@ def _print_settings(model) -> None:
         f"Settings:   max_time={model.max_time}, batch_size={model.batch_size}, "
         f"reward={model.reward}, random_state={model.random_state}"
     )
-    print(f"Saved with: cadsr-sklearn {getattr(model, 'version_', '?')}")
+    print(f"Saved with: cadsr-sklearn {model.version_}")
 
 
 def cmd_report(args) -> int:
@@ -406,7 +402,7 @@ def cmd_report(args) -> int:
             if name not in table.columns:
                 raise UsageError(f"{args.data}: no column {name!r}; the columns are "
                                  f"{list(table.columns)}")
-        n_outputs = getattr(model, "n_outputs_", 1)
+        n_outputs = model.n_outputs_
         if len(args.target) != n_outputs:
             raise UsageError(f"--target: the model has {n_outputs} output(s), "
                              f"got {len(args.target)} column(s)")

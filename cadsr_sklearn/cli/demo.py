@@ -13,8 +13,7 @@ __all__ = ["DEMO_MAX_TIME", "DEMO_BATCH_SIZE", "pendulum_data", "matches_truth",
 #: Budget of ``cadsr demo`` in seconds.
 DEMO_MAX_TIME = 60.0
 #: Batch size of ``cadsr demo``: within a minute, many small epochs learn more than
-#: a few large ones (measured: 3 of 3 seeds recover the law with 250, 0 of 2 with
-#: 1000, on a shared 2-core machine).
+#: a few large ones.
 DEMO_BATCH_SIZE = 250
 
 
