@@ -21,6 +21,7 @@ samples, fits and policy updates) is the same with and without them.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 import numpy as np
@@ -73,7 +74,8 @@ def add_baselines(best: Candidate | None, hall_of_fame: HallOfFame, scorer: Scor
         return best
     candidates = scorer.refit(expressions, fresh_starts=False)
     hall_of_fame.update(candidates)
-    leader = max(candidates, key=lambda c: c.criterion)
-    if best is None or leader.criterion > best.criterion:
+    finite = [c for c in candidates if math.isfinite(c.criterion)]  # (units can reject them)
+    leader = max(finite, key=lambda c: c.criterion, default=None)
+    if leader is not None and (best is None or leader.criterion > best.criterion):
         return leader
     return best

@@ -188,13 +188,25 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
     tpsr_lambda : float, default=0.1
         λ of the TPSR reward.
     const_fit_samples : int, default=1000
-        Rows (a random subsample) on which constants are fitted; rewards use all rows.
+        Rows (a random subsample) on which constants are fitted; rewards use
+        the rows of ``score_samples``.
     const_screen_samples : int or None, default=256
         When the rows constants are fitted on are more than this, every new
         formula's constants are first fitted on a random subsample of this many
         of them, and only the batch's 2·αB/100 best formulas, and those of
-        ``equations_``, are refitted on all those rows. Rewards use all rows
-        either way. ``None`` fits every formula on all the rows.
+        ``equations_``, are refitted on all those rows. Rewards use the rows
+        of ``score_samples`` either way. ``None`` fits every formula on all
+        the rows.
+    score_samples : int or None, default=10000
+        Row batches for large tables. When the data have more rows than this,
+        the search fits and scores its formulas on a random batch of this many
+        rows, drawn once per search, each weighted so that the batch counts as
+        all S observations (the reward and the criterion see the true S, and
+        the batch's mean squared error stands for the table's). After the
+        loop, the hall of fame and τ* are refitted and scored on all rows, and
+        the answer is chosen, pruned and snapped there: ``equations_`` always
+        reports fits on the whole table. ``None`` scores every formula on all
+        rows.
     max_time : float or None, default=None
         Wall-clock budget in seconds; the search stops before an epoch that
         would overrun it, and pruning and snapping stop at its end (reporting
@@ -437,7 +449,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         length_prior=12, policy="grpo",
         # rewards and constants
         reward="bic", criterion="mdl", bic_variance="mle", likelihood="gaussian", spl_eta=0.99,
-        tpsr_lambda=0.1, const_fit_samples=1000, const_screen_samples=256,
+        tpsr_lambda=0.1, const_fit_samples=1000, const_screen_samples=256, score_samples=10_000,
         # budgets and stops
         max_time=None, max_evaluations=None, tol=1e-20, patience=None,
         # the user's hypotheses
@@ -488,6 +500,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.tpsr_lambda = tpsr_lambda
         self.const_fit_samples = const_fit_samples
         self.const_screen_samples = const_screen_samples
+        self.score_samples = score_samples
         self.max_time = max_time
         self.max_evaluations = max_evaluations
         self.tol = tol
@@ -650,7 +663,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.search_state_ = saver.state
         check_found(result, search)
 
-        self._present(result, X, y, sample_weight, search.y_variance, search.scorer.fitted_rows,
+        self._present(result, X, y, sample_weight, search.y_variance,
+                      search.final_scorer.fitted_rows,
                       required=required)
         self.guesses_ = guesses
         self.__dict__.pop("candidates_", None)  # a previous fit's

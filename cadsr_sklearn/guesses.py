@@ -150,15 +150,17 @@ def seed_search(search: Search, guesses: Sequence | None, names: Sequence[str]) 
 def guess_rows(search: Search, guesses: Sequence | None, names: Sequence[str], X: np.ndarray,
                y: np.ndarray, sample_weight: np.ndarray | None,
                simplify: bool) -> list[GuessRow]:
-    """The guesses as ``search`` scores them on ``(X, y)``, one row each (its cache's fits:
-    those of :func:`seed_search`, or, for a search continued on new data, fits there)."""
+    """The guesses as ``search`` scores them on ``(X, y)``, one row each: the fits of its
+    final scorer, on all rows (those of :func:`seed_search`, unless the search scores a
+    batch of rows; for a search continued on new data, fits there)."""
     labels = _labels(guesses)
     expressions = [parsed(g, names, search.library, label)
                    for g, label in zip(guesses or (), labels)]
-    candidates = scored(search.scorer, expressions, labels) if expressions else []
+    candidates = scored(search.final_scorer, expressions, labels) if expressions else []
     return [GuessRow.of(front_row(c, X, y, sample_weight, list(names), simplify=simplify,
                                   y_variance=search.y_variance,
-                                  fitted_rows=search.scorer.fitted_rows), formula_text(g))
+                                  fitted_rows=search.final_scorer.fitted_rows),
+                      formula_text(g))
             for g, c in zip(guesses or (), candidates)]
 
 
@@ -171,10 +173,11 @@ def formula_row(formula, params, X: np.ndarray, y: np.ndarray,
     search = build_search(params, X, y, sample_weight, torch.device("cpu"), 0, numpy_seed)
     label = f"The formula {formula_text(formula)!r}"
     expression = parsed(formula, names, search.library, label)
-    [candidate] = scored(search.scorer, [expression], [label])
+    [candidate] = scored(search.final_scorer, [expression], [label])
     return GuessRow.of(front_row(candidate, X, y, sample_weight, list(names),
                                  simplify=params["simplify"], y_variance=search.y_variance,
-                                 fitted_rows=search.scorer.fitted_rows), formula_text(formula))
+                                 fitted_rows=search.final_scorer.fitted_rows),
+                      formula_text(formula))
 
 
 def verdict(chosen: FrontRow, guess: FrontRow) -> str:

@@ -85,7 +85,7 @@ def check_found(result: SearchResult, search: Search) -> None:
 def _warn_if_fits_raised(search: Search) -> None:
     """Report constant fits that raised: a bug in the kernels, which would otherwise only
     turn formulas into invalid ones (numerical faults raise nothing there)."""
-    fitters = [f for f in (search.scorer.fitter, search.scorer.screen) if f is not None]
+    fitters = search.fitters
     failed = sum(f.n_failed_ for f in fitters)
     if failed:
         first = next(f.first_error_ for f in fitters if f.first_error_)

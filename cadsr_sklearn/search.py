@@ -39,7 +39,8 @@ STRUCTURE = (
     "binary_operators", "unary_operators", "use_constants", "use_one", "max_length",
     "embedding_dim", "dct_dim", "n_layers", "n_heads", "ff_dim", "attention",
     "position_encoding", "embedding_std", "parent_sibling", "max_constants", "arity_prior",
-    "length_prior", "const_fit_samples", "const_screen_samples", "reward", "criterion",
+    "length_prior", "const_fit_samples", "const_screen_samples", "score_samples", "reward",
+    "criterion",
     "bic_variance", "likelihood", "spl_eta", "tpsr_lambda",
     "required_features", "nested_constraints", "operator_complexity",
     "guesses",  # they seed the search's start: a continued search was seeded with its own
@@ -91,10 +92,17 @@ class Search(SearchParts):
         where the uninterrupted one would have.
         """
         self.config = TrainingConfig.from_params(params)
-        for fitter in (self.scorer.fitter, self.scorer.screen):
-            if fitter is not None:
-                fitter.n_jobs = params["n_jobs"]
-        self.exact_loss = _exact_loss(params["tol"], self.y_variance, self.scorer.reward.floor)
+        for fitter in self.fitters:
+            fitter.n_jobs = params["n_jobs"]
+        self.exact_loss = _exact_loss(params["tol"], self.y_variance,
+                                      self.final_scorer.reward.floor)
+
+    @property
+    def fitters(self) -> list:
+        """Every constant fitter of the search: its scorers' and their screening ones."""
+        scorers = [self.scorer] + ([self.final_scorer] if self.final_scorer is not self.scorer
+                                   else [])
+        return [f for s in scorers for f in (s.fitter, s.screen) if f is not None]
 
     def adopt_data(self, other: "Search") -> None:
         """Go on with this policy on ``other``'s data: its scorer, and the candidates rescored.
@@ -102,8 +110,8 @@ class Search(SearchParts):
         The replay buffer, τ* and the hall of fame hold rewards of the old data;
         their constants are refitted and their rewards computed on the new.
         """
-        self.scorer, self.exact_loss, self.y_variance = (other.scorer, other.exact_loss,
-                                                         other.y_variance)
+        self.scorer, self.final_scorer = other.scorer, other.final_scorer
+        self.exact_loss, self.y_variance = other.exact_loss, other.y_variance
         state = self.state
         members = list(state.hall_of_fame.by_complexity.values()) + state.replay
         if state.best is not None:
@@ -157,9 +165,59 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"],
                     units=units is not None)
     sampler = Sampler(policy, library, constraints, priors)
+    config = TrainingConfig.from_params(params)
+    state = LoopState.start(policy)
+    final_scorer = _scorer(params, X, y, sample_weight, np.random.default_rng(numpy_seed),
+                           units, config)
+    batch = score_batch(y, params["score_samples"], numpy_seed)
+    scorer = final_scorer if batch is None else _scorer(
+        params, X[batch], y[batch], batch_weights(sample_weight, batch, len(y)),
+        np.random.default_rng([numpy_seed, 1]), units, config)
+    y_mean = np.average(y, weights=sample_weight)
+    y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
+    exact_loss = _exact_loss(params["tol"], y_variance, final_scorer.reward.floor)
+    structure = {name: params[name] for name in STRUCTURE}
+    return Search(library=library, policy=policy, sampler=sampler, scorer=scorer,
+                  final_scorer=final_scorer, config=config, generator=generator,
+                  exact_loss=exact_loss, state=state, y_variance=y_variance,
+                  structure=structure, units=units)
+
+
+def score_batch(y: np.ndarray, score_samples: int | None, numpy_seed: int) -> np.ndarray | None:
+    """The rows (sorted) a search on targets ``y`` scores its formulas on: ``score_samples``
+    of them, or None (every row) when there are no more.
+
+    Stratified by the target: the rows in the order of ``y`` are cut into
+    ``score_samples`` runs of (nearly) equal length and one row is drawn from each, so
+    the batch spans the target's range as the table does, its extremes included, and
+    its mean squared error varies less than a simple random sample's. Drawn from a
+    generator of its own, so that the constant fitter's draws are those of a search
+    without a batch."""
+    n_rows = len(y)
+    if score_samples is None or n_rows <= score_samples:
+        return None
+    rng = np.random.default_rng([numpy_seed, 2])
+    edges = np.round(np.linspace(0, n_rows, score_samples + 1)).astype(np.int64)
+    picks = edges[:-1] + (rng.random(score_samples) * np.diff(edges)).astype(np.int64)
+    return np.sort(np.argsort(y, kind="stable")[picks])
+
+
+def batch_weights(sample_weight: np.ndarray | None, batch: np.ndarray,
+                  n_rows: int) -> np.ndarray:
+    """The batch's frequency weights: its rows' own, scaled so that they sum to what all
+    rows' do (S, the number of observations the reward and the criterion count)."""
+    weights = np.ones(len(batch)) if sample_weight is None else sample_weight[batch]
+    total = n_rows if sample_weight is None else float(np.sum(sample_weight))
+    return weights * (total / float(np.sum(weights)))
+
+
+def _scorer(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
+            sample_weight: np.ndarray | None, rng: np.random.Generator, units: Units | None,
+            config: TrainingConfig) -> Scorer:
+    """The constant fitter (with its screening fitter), the reward and the criterion on
+    ``(X, y)``, as a :class:`Scorer`; ``rng`` draws the fitter's rows and starts."""
     fitter = ConstantFitter(X, y, sample_weight=sample_weight,
-                            const_fit_samples=params["const_fit_samples"],
-                            random_state=np.random.default_rng(numpy_seed),
+                            const_fit_samples=params["const_fit_samples"], random_state=rng,
                             n_jobs=params["n_jobs"])
     screen = (None if params["const_screen_samples"] is None
               else fitter.screening_fitter(params["const_screen_samples"]))
@@ -171,17 +229,8 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     criterion = (None if params["criterion"] == "reward" or params["criterion"] == params["reward"]
                  else make_reward(params["criterion"], y, X=X, information_rows=information_rows,
                                   sample_weight=sample_weight, likelihood=params["likelihood"]))
-    config = TrainingConfig.from_params(params)
-    state = LoopState.start(policy)
-    scorer = Scorer(fitter, reward, reward.loss, X, screen=screen, n_full_refits=2 * config.n_top,
-                    criterion=criterion, units=units)
-    y_mean = np.average(y, weights=sample_weight)
-    y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
-    exact_loss = _exact_loss(params["tol"], y_variance, reward.floor)
-    structure = {name: params[name] for name in STRUCTURE}
-    return Search(library=library, policy=policy, sampler=sampler, scorer=scorer, config=config,
-                  generator=generator, exact_loss=exact_loss, state=state,
-                  y_variance=y_variance, structure=structure, units=units)
+    return Scorer(fitter, reward, reward.loss, X, screen=screen, n_full_refits=2 * config.n_top,
+                  criterion=criterion, units=units)
 
 
 def _exact_loss(tol: float, y_variance: float, floor: float) -> float:

@@ -228,7 +228,8 @@ class SearchParts:
     library: Library
     policy: Policy
     sampler: Sampler
-    scorer: Scorer
+    scorer: Scorer  # fits and scores the loop's formulas (on a batch of rows for a large table)
+    final_scorer: Scorer  # the same on all rows: the answer's (the scorer itself without a batch)
     config: TrainingConfig
     generator: torch.Generator  # every draw of the sampler
     exact_loss: float  # training MSE at or below which τ* is exact: the "tol" stop
@@ -357,21 +358,25 @@ def _epoch(search: SearchParts) -> dict:
 
 
 def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> SearchResult:
-    """The answer out of the loop's state: its front refitted on all rows, then pruned and
-    snapped unless interrupted."""
-    state, scorer, sampler, config = search.state, search.scorer, search.sampler, search.config
+    """The answer out of the loop's state: its front refitted on all rows (scored on all
+    of them after a search on a batch of rows), then pruned and snapped unless interrupted."""
+    state, sampler, config = search.state, search.sampler, search.config
+    scorer = search.final_scorer  # from here on, the whole table judges
     exact_loss = search.exact_loss
     hall_of_fame = HallOfFame()
     hall_of_fame.by_complexity = dict(state.hall_of_fame.by_complexity)
     result = SearchResult(best=state.best, hall_of_fame=hall_of_fame, history=list(state.history),
                           n_epochs=state.n_epochs, n_evaluations=state.n_evaluations,
                           stop_reason=stop, interrupted=interrupted)
-    if not result.interrupted:
-        try:
+    found = result.best is not None  # (not after a Ctrl-C in the first epoch: nothing is kept)
+    try:
+        if found and search.scorer is not scorer:
+            _score_on_all_rows(result, scorer)  # after a Ctrl-C too: the batch's fits are no answer
+        elif not result.interrupted:
             _refit_front_on_all_rows(result, scorer)
-        except KeyboardInterrupt:  # the front stays as the loop left it, τ* is kept
-            result.interrupted, result.stop_reason = True, "interrupted"
-    if result.best is not None:  # (none after a Ctrl-C in the first epoch: nothing is kept)
+    except KeyboardInterrupt:  # the front stays as the loop left it, τ* is kept
+        result.interrupted, result.stop_reason = True, "interrupted"
+    if found:
         try:
             result.best = add_baselines(result.best, result.hall_of_fame, scorer,
                                         sampler.constraints.admits, search.library)
@@ -383,6 +388,20 @@ def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> 
     if config.snap_constants and result.best is not None and not result.interrupted:
         _snap_front(result, scorer, config, start, exact_loss)
     return result
+
+
+def _score_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
+    """A search on a batch of rows: its Pareto front and τ* fitted again on all rows, from
+    the constants the batch gave them, and scored there; τ* is then the best of them by
+    the criterion on the whole table (None if none is finite on it). The members of the
+    hall of fame off the batch's front, which a simpler member beats there, are left out:
+    each costs a pass over every row."""
+    members = result.hall_of_fame.pareto_front(keep=result.best)
+    rescored = scorer.refit([c.expression for c in members], fresh_starts=False)
+    result.hall_of_fame = HallOfFame()
+    result.hall_of_fame.update(rescored)
+    finite = [c for c in rescored if math.isfinite(c.criterion)]
+    result.best = max(finite, key=lambda c: c.criterion, default=None)
 
 
 def _refit_front_on_all_rows(result: SearchResult, scorer: Scorer) -> None:

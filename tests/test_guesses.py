@@ -223,15 +223,6 @@ def test_a_checkpoint_resumes_with_its_guesses_only(energy, tmp_path):
         CADSRRegressor(**{**params, "guesses": None}).fit(X, y)
 
 
-def test_a_search_saved_before_guesses_existed_compares_as_without(energy):
-    X, y = energy
-    params = CADSRRegressor(**ONE_EPOCH).get_params()
-    search = build_search(params, X.to_numpy(), y.to_numpy(), None, torch.device("cpu"), 0, 0)
-    del search.structure["guesses"]
-    assert search.changed_structure(params) == []
-    assert search.changed_structure({**params, "guesses": ["m*v"]}) == ["guesses"]
-
-
 def test_every_output_is_seeded_and_scored(energy):
     X, y = energy
     Y = np.column_stack([y, X.m + X.v])

@@ -1,0 +1,70 @@
+"""Row batches for large tables: the search scores a batch of rows, the answer all of them."""
+
+import numpy as np
+import pytest
+import torch
+from budgets import TINY
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.search import batch_weights, build_search, score_batch
+
+
+def test_a_batch_is_drawn_only_above_its_size_and_the_same_for_a_seed():
+    y = np.random.default_rng(0).normal(size=1001)
+    assert score_batch(y[:1000], 1000, 0) is None and score_batch(y, None, 0) is None
+    batch = score_batch(y, 1000, 0)
+    assert len(batch) == 1000 == len(np.unique(batch)) and np.all(np.diff(batch) > 0)
+    np.testing.assert_array_equal(batch, score_batch(y, 1000, 0))
+    assert not np.array_equal(score_batch(y, 10, 0), score_batch(y, 10, 1))
+
+
+def test_a_batch_spans_the_target_as_the_table_does():
+    y = np.random.default_rng(1).lognormal(size=100_000)  # a long upper tail
+    batch = score_batch(y, 100, 0)
+    # one row from each hundredth of the rows in the order of y: the largest hundredth too
+    assert np.sum(y[batch] >= np.quantile(y, 0.99)) == 1
+    ranks = np.argsort(np.argsort(y))[batch] // 1000
+    np.testing.assert_array_equal(np.sort(ranks), np.arange(100))
+
+
+def test_the_batch_counts_as_every_observation():
+    batch = np.array([0, 2, 5])
+    np.testing.assert_allclose(batch_weights(None, batch, 10), [10 / 3] * 3)
+    w = np.arange(1.0, 11.0)
+    np.testing.assert_allclose(batch_weights(w, batch, 10).sum(), w.sum())
+    np.testing.assert_allclose(batch_weights(w, batch, 10), w[batch] * w.sum() / w[batch].sum())
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 2, size=(3000, 3))
+    return X, 2.5 * X[:, 0] * X[:, 1] ** 2 + rng.normal(0, 0.05, 3000)
+
+
+def test_the_answer_is_fitted_and_scored_on_every_row(data):
+    X, y = data
+    model = CADSRRegressor(**{**TINY, "n_epochs": 6}, score_samples=300).fit(X, y)
+    for row in model.pareto_front_:
+        residuals = row.expression.evaluate(X) - y
+        assert row.loss == pytest.approx(np.mean(residuals ** 2), rel=1e-9)
+        # constants judged on const_fit_samples=1000 rows of the table, not on the batch's 300
+        assert row.uncertainty.dof == 1000 - row.expression.n_fitted
+    # each row's criterion is what a search without a batch gives it on the whole table
+    # (rows without fitted constants, whose score does not depend on the fitter's rows)
+    params = {**model.get_params(), "score_samples": None, "required_features": ()}
+    whole = build_search(params, X, y, None, torch.device("cpu"), 0, 0).final_scorer
+    rows = [row for row in model.pareto_front_ if not row.expression.n_fitted]
+    assert rows
+    for row, again in zip(rows, whole.refit([row.expression for row in rows])):
+        assert row.criterion == pytest.approx(again.criterion, rel=1e-9)
+        assert row.reward == pytest.approx(again.reward, rel=1e-9)
+
+
+def test_no_batch_below_its_size(data):
+    X, y = data
+    params = {**TINY, "n_epochs": 4}
+    a = CADSRRegressor(**params, score_samples=None).fit(X, y)
+    b = CADSRRegressor(**params, score_samples=len(y)).fit(X, y)
+    assert [h["best_reward"] for h in a.history_] == [h["best_reward"] for h in b.history_]
+    assert a.expression_ == b.expression_
