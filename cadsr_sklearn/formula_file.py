@@ -83,6 +83,7 @@ from .expression import Expression
 from .front import FrontRow
 from .guesses import GuessRow
 from .library import Library
+from .multioutput import outputs_of
 from .shown_constants import FixedConstant, ShownConstants
 from .uncertainty import ConstantUncertainty
 from .units import Units
@@ -117,7 +118,6 @@ class FormulaFile:
 # --------------------------------------------------------------------------- writing
 def write_formula_file(model, path) -> None:
     """Write the fitted ``model`` (a :class:`~cadsr_sklearn.CADSRRegressor`) to ``path``."""
-    outputs = getattr(model, "estimators_", None) or [model]
     names = getattr(model, "feature_names_in_", None)
     params = model.get_params(deep=False)
     document = {
@@ -130,8 +130,7 @@ def write_formula_file(model, path) -> None:
         "features": {"names": None if names is None else [str(n) for n in names],
                      "symbols": list(model.symbol_names_)},
         "device": str(model.device_),
-        "outputs": [_output(output, target) for output, target
-                    in zip(outputs, model.target_names_)],
+        "outputs": [_output(output, target) for output, target in outputs_of(model)],
     }
     text = json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
     Path(path).write_text(text + "\n", encoding="utf-8")

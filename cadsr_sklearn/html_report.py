@@ -50,6 +50,7 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 from ._version import __version__
 from .display import DISPLAY_DIGITS
 from .front import constant_rows
+from .multioutput import outputs_of
 from .units import describe_units
 
 __all__ = ["report_html", "write_report"]
@@ -200,16 +201,15 @@ class _Data:
 
 def _outputs(model, y) -> list[tuple]:
     """(estimator, target name, that output's y or None) for each output of ``model``."""
-    estimators = model.__dict__.get("estimators_") or [model]
-    names = [str(n) for n in model.target_names_]
+    outputs = outputs_of(model)
     if y is None:
-        return [(e, n, None) for e, n in zip(estimators, names)]
+        return [(e, n, None) for e, n in outputs]
     values = np.asarray(y, dtype=np.float64)
     values = values.reshape(len(values), -1)
-    if values.shape[1] != len(estimators):
+    if values.shape[1] != len(outputs):
         raise ValueError(f"y has {values.shape[1]} column(s); the model has "
-                         f"{len(estimators)} output(s).")
-    return [(e, n, values[:, j]) for j, (e, n) in enumerate(zip(estimators, names))]
+                         f"{len(outputs)} output(s).")
+    return [(e, n, values[:, j]) for j, (e, n) in enumerate(outputs)]
 
 
 def _chosen_row(estimator) -> dict:

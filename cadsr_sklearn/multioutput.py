@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-__all__ = ["PER_OUTPUT", "fit_outputs", "join_outputs", "per_output"]
+__all__ = ["PER_OUTPUT", "fit_outputs", "join_outputs", "per_output", "outputs_of"]
 
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
 PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
@@ -120,3 +120,11 @@ def join_outputs(estimator, outputs: list, names: list[str]) -> None:
     estimator.search_state_ = None  # each output keeps its own
     for name in PER_OUTPUT:
         setattr(estimator, name, [getattr(o, name) for o in outputs])
+
+
+def outputs_of(model) -> list[tuple]:
+    """(estimator, target name) of each output of the fitted ``model``: its copies after a
+    2-D ``y``, else the model itself. What the views (summary, report, commands) walk, so
+    that one output and several are one case."""
+    estimators = model.__dict__.get("estimators_") or [model]
+    return list(zip(estimators, (str(name) for name in model.target_names_)))

@@ -38,6 +38,7 @@ from typing import Any
 
 from .display import r2_from_loss
 from .guesses import verdict
+from .multioutput import outputs_of
 from .selection import SelectionError, chosen_row
 from .units import describe_units
 
@@ -61,10 +62,8 @@ class _Output:
 
 
 def _outputs(model) -> list[_Output]:
-    estimators = model.__dict__.get("estimators_") or [model]
-    names = list(model.target_names_)
     outputs = []
-    for estimator, name in zip(estimators, names):
+    for estimator, name in outputs_of(model):
         try:  # the parent's model_selection decides, as in its attributes
             position, problem = chosen_row(estimator.selections_, model.model_selection), None
         except SelectionError as err:  # a display never raises: it says what is wrong

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..multioutput import outputs_of
 from ..user_input import (UsageError, column_units, estimator_params, nested_constraints,
                           operator_complexity)
 from .checks import check_device, check_operators, check_plot_folder, check_writable
@@ -349,7 +350,7 @@ def cmd_show(args) -> int:
     """``cadsr show``: a saved model's formula, run, features, settings and Pareto front;
     for a model of several outputs, the settings once and then each output's."""
     model = _load_model(args.model)
-    outputs = model.__dict__.get("estimators_") or [model]
+    outputs = outputs_of(model)
     if len(outputs) == 1:
         print_formula(model)
         print_constants(model)
@@ -359,7 +360,7 @@ def cmd_show(args) -> int:
         print_guesses(model)
         return 0
     _print_settings(model)
-    for j, (output, target) in enumerate(zip(outputs, model.target_names_)):
+    for j, (output, target) in enumerate(outputs):
         print(f"\n=== Output {j}: {target} ===\n")
         print_formula(output)
         print_constants(output)
