@@ -199,14 +199,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         the rows.
     score_samples : int or None, default=10000
         Row batches for large tables. When the data have more rows than this,
-        the search fits and scores its formulas on a random batch of this many
-        rows, drawn once per search, each weighted so that the batch counts as
-        all S observations (the reward and the criterion see the true S, and
-        the batch's mean squared error stands for the table's). After the
-        loop, the hall of fame and τ* are refitted and scored on all rows, and
-        the answer is chosen, pruned and snapped there: ``equations_`` always
-        reports fits on the whole table. ``None`` scores every formula on all
-        rows.
+        the search fits and scores its formulas on a batch of this many rows
+        (one drawn from each of as many runs of the rows in the order of y),
+        drawn once per search, each weighted so that the batch counts as all S
+        observations (the reward and the criterion see the true S, and the
+        batch's mean squared error stands for the table's); ``const_fit_samples``
+        then counts rows of the batch. After the loop, the Pareto front and τ*
+        are refitted and scored on all rows, and the answer is chosen, pruned
+        and snapped there: ``equations_`` always reports fits on the whole
+        table. ``None`` scores every formula on all rows.
     max_time : float or None, default=None
         Wall-clock budget in seconds; the search stops before an epoch that
         would overrun it, and pruning and snapping stop at its end (reporting
