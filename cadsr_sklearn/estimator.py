@@ -189,15 +189,15 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         λ of the TPSR reward.
     const_fit_samples : int, default=1000
         Rows (a random subsample) on which constants are fitted; rewards use
-        the rows of ``score_samples``.
+        the rows of ``row_batch``.
     const_screen_samples : int or None, default=256
         When the rows constants are fitted on are more than this, every new
         formula's constants are first fitted on a random subsample of this many
         of them, and only the batch's 2·αB/100 best formulas, and those of
         ``equations_``, are refitted on all those rows. Rewards use the rows
-        of ``score_samples`` either way. ``None`` fits every formula on all
+        of ``row_batch`` either way. ``None`` fits every formula on all
         the rows.
-    score_samples : int or None, default=10000
+    row_batch : int or None, default=10000
         Row batches for large tables. When the data have more rows than this,
         the search fits and scores its formulas on a batch of this many rows
         (one drawn from each of as many runs of the rows in the order of y),
@@ -450,7 +450,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         length_prior=12, policy="grpo",
         # rewards and constants
         reward="bic", criterion="mdl", bic_variance="mle", likelihood="gaussian", spl_eta=0.99,
-        tpsr_lambda=0.1, const_fit_samples=1000, const_screen_samples=256, score_samples=10_000,
+        tpsr_lambda=0.1, const_fit_samples=1000, const_screen_samples=256, row_batch=10_000,
         # budgets and stops
         max_time=None, max_evaluations=None, tol=1e-20, patience=None,
         # the user's hypotheses
@@ -501,7 +501,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self.tpsr_lambda = tpsr_lambda
         self.const_fit_samples = const_fit_samples
         self.const_screen_samples = const_screen_samples
-        self.score_samples = score_samples
+        self.row_batch = row_batch
         self.max_time = max_time
         self.max_evaluations = max_evaluations
         self.tol = tol

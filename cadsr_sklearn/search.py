@@ -39,7 +39,7 @@ STRUCTURE = (
     "binary_operators", "unary_operators", "use_constants", "use_one", "max_length",
     "embedding_dim", "dct_dim", "n_layers", "n_heads", "ff_dim", "attention",
     "position_encoding", "embedding_std", "parent_sibling", "max_constants", "arity_prior",
-    "length_prior", "const_fit_samples", "const_screen_samples", "score_samples", "reward",
+    "length_prior", "const_fit_samples", "const_screen_samples", "row_batch", "reward",
     "criterion",
     "bic_variance", "likelihood", "spl_eta", "tpsr_lambda",
     "required_features", "nested_constraints", "operator_complexity",
@@ -169,7 +169,7 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     state = LoopState.start(policy)
     final_scorer = _scorer(params, X, y, sample_weight, np.random.default_rng(numpy_seed),
                            units, config)
-    batch = score_batch(y, params["score_samples"], numpy_seed)
+    batch = score_batch(y, params["row_batch"], numpy_seed)
     scorer = final_scorer if batch is None else _scorer(
         params, X[batch], y[batch], batch_weights(sample_weight, batch, len(y)),
         np.random.default_rng([numpy_seed, 1]), units, config)
@@ -183,22 +183,22 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                   structure=structure, units=units)
 
 
-def score_batch(y: np.ndarray, score_samples: int | None, numpy_seed: int) -> np.ndarray | None:
-    """The rows (sorted) a search on targets ``y`` scores its formulas on: ``score_samples``
+def score_batch(y: np.ndarray, row_batch: int | None, numpy_seed: int) -> np.ndarray | None:
+    """The rows (sorted) a search on targets ``y`` scores its formulas on: ``row_batch``
     of them, or None (every row) when there are no more.
 
     Stratified by the target: the rows in the order of ``y`` are cut into
-    ``score_samples`` runs of (nearly) equal length and one row is drawn from each, so
+    ``row_batch`` runs of (nearly) equal length and one row is drawn from each, so
     the batch spans the target's range as the table does, its extremes included, and
     its mean squared error varies less than a simple random sample's. Drawn from a
     generator of its own, so that the constant fitter's draws are those of a search
     without a batch."""
     n_rows = len(y)
-    if score_samples is None or n_rows <= score_samples:
+    if row_batch is None or n_rows <= row_batch:
         return None
     rng = np.random.default_rng([numpy_seed, 2])
-    edges = np.round(np.linspace(0, n_rows, score_samples + 1)).astype(np.int64)
-    picks = edges[:-1] + (rng.random(score_samples) * np.diff(edges)).astype(np.int64)
+    edges = np.round(np.linspace(0, n_rows, row_batch + 1)).astype(np.int64)
+    picks = edges[:-1] + (rng.random(row_batch) * np.diff(edges)).astype(np.int64)
     return np.sort(np.argsort(y, kind="stable")[picks])
 
 

@@ -44,7 +44,7 @@ def data():
 
 def test_the_answer_is_fitted_and_scored_on_every_row(data):
     X, y = data
-    model = CADSRRegressor(**{**TINY, "n_epochs": 6}, score_samples=300).fit(X, y)
+    model = CADSRRegressor(**{**TINY, "n_epochs": 6}, row_batch=300).fit(X, y)
     for row in model.pareto_front_:
         residuals = row.expression.evaluate(X) - y
         assert row.loss == pytest.approx(np.mean(residuals ** 2), rel=1e-9)
@@ -52,7 +52,7 @@ def test_the_answer_is_fitted_and_scored_on_every_row(data):
         assert row.uncertainty.dof == 1000 - row.expression.n_fitted
     # each row's criterion is what a search without a batch gives it on the whole table
     # (rows without fitted constants, whose score does not depend on the fitter's rows)
-    params = {**model.get_params(), "score_samples": None, "required_features": ()}
+    params = {**model.get_params(), "row_batch": None, "required_features": ()}
     whole = build_search(params, X, y, None, torch.device("cpu"), 0, 0).final_scorer
     rows = [row for row in model.pareto_front_ if not row.expression.n_fitted]
     assert rows
@@ -64,7 +64,7 @@ def test_the_answer_is_fitted_and_scored_on_every_row(data):
 def test_no_batch_below_its_size(data):
     X, y = data
     params = {**TINY, "n_epochs": 4}
-    a = CADSRRegressor(**params, score_samples=None).fit(X, y)
-    b = CADSRRegressor(**params, score_samples=len(y)).fit(X, y)
+    a = CADSRRegressor(**params, row_batch=None).fit(X, y)
+    b = CADSRRegressor(**params, row_batch=len(y)).fit(X, y)
     assert [h["best_reward"] for h in a.history_] == [h["best_reward"] for h in b.history_]
     assert a.expression_ == b.expression_
