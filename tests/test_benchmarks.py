@@ -654,3 +654,19 @@ def test_the_nist_preset_says_which_file_is_missing(tmp_path, capsys):
     assert main(["bench", "--preset", "nist", "--data", missing]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"cadsr: error: {missing}: no such file"
+
+
+@pytest.mark.parametrize("error", [TypeError("Invalid NaN comparison"), ValueError("too long")])
+def test_a_formula_sympy_fails_on_is_judged_as_on_a_time_out(monkeypatch, error):
+    # SymPy raises its own exceptions deep in simplify (a NaN comparison in exptrigsimp);
+    # the judge must answer "not solved", not abort a benchmark of hundreds of fits
+    def fails(*args, **kwargs):
+        raise error
+
+    if not metrics.alarm_available():
+        pytest.skip("the judge runs in a child process here")
+    x = sympy.Symbol("x")
+    monkeypatch.setattr(metrics, "symbolic_solution_unbounded", fails)
+    monkeypatch.setattr(metrics, "simplified_complexity_unbounded", fails)
+    assert metrics.is_symbolic_solution(x + 1, x, timeout=1.0) is False
+    assert metrics.simplified_complexity(x + 1, timeout=1.0) == 3

@@ -219,9 +219,10 @@ def bounded(task: str, model: sympy.Expr, truth: sympy.Expr | None = None, timeo
             real: bool = True):
     """Run ``task`` ("symbolic", "verdicts" or "complexity") with a limit that holds in any thread.
 
-    Where SymPy gives up (a time-out, a crash, or a ``ValueError`` such as an
-    integer too long to print) the answer is the time-out's: not solved, and
-    the unsimplified size.
+    Where SymPy gives up (a time-out, a crash, or an exception of its own: a
+    ``ValueError`` such as an integer too long to print, a ``TypeError`` such as
+    "Invalid NaN comparison" deep in ``simplify``) the answer is the time-out's:
+    not solved, and the unsimplified size.
     """
     result = None
     if alarm_available():
@@ -231,8 +232,8 @@ def bounded(task: str, model: sympy.Expr, truth: sympy.Expr | None = None, timeo
             if task == "verdicts":
                 return symbolic_verdicts_unbounded(model, truth, timeout, real)
             return simplified_complexity_unbounded(model, timeout)
-        except ValueError:
-            pass
+        except (ValueError, TypeError, AttributeError, RecursionError, ZeroDivisionError):
+            pass  # SymPy failed on this formula: judged as on a time-out
     else:
         result = _in_child(task, model, truth, timeout, real)
     if result is None:  # killed, crashed or given up: the same fallbacks as a time-out
