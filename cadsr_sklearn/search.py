@@ -135,7 +135,9 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     policy's initial weights and the sampler, ``numpy_seed`` the constant
     fitter's row subsample and starting points; with ``units``, the data's
     physical units, every formula is dimensionally consistent (masks, the units
-    prior, and the scorer's final check).
+    prior, and the scorer's final check). A table of more than ``row_batch`` rows
+    gets two scorers: the loop's, on a batch of rows (:func:`score_batch`,
+    :func:`batch_weights`), and the final one on every row.
     """
     library = Library(X.shape[1], params["binary_operators"], params["unary_operators"],
                       use_constants=params["use_constants"], use_one=params["use_one"],

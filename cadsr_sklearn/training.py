@@ -15,8 +15,11 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
 6. Update the best expression τ* (the highest criterion seen), the hall of
    fame and the replay buffer (the highest rewards).
 
-When the loop ends, the constant and the affine formula in each feature are
-scored beside its own (:mod:`cadsr_sklearn.baselines`): τ* is never ranked
+When the loop ends, a search that scored a batch of a large table's rows
+(``row_batch``) has its Pareto front and τ* refitted and scored on every row
+(the :class:`SearchParts`' ``final_scorer``), where everything after is
+judged; the constant and the affine formula in each feature are scored beside
+its own (:mod:`cadsr_sklearn.baselines`): τ* is never ranked
 below them. When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
 node-removing edits that raise its criterion are applied greedily. Then the
 constants of τ* and of the Pareto front are snapped (:mod:`cadsr_sklearn.snapping`):
