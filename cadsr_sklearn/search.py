@@ -29,7 +29,7 @@ from .scoring import HallOfFame, Scorer, fittable_constants
 from .units import Units
 from .training import LoopState, SearchParts, SearchResult, TrainingConfig, run_search
 
-__all__ = ["Search", "build_search", "STRUCTURE"]
+__all__ = ["Search", "build_search", "score_batch", "batch_weights", "STRUCTURE"]
 
 #: The parameters that shape a search's pieces (token library, policy, constraints,
 #: priors, constant fitter, reward): a search can only be continued with the same
