@@ -27,6 +27,7 @@ from .rewards import make_reward, sample_size
 from .sampler import Sampler
 from .scoring import HallOfFame, Scorer, fittable_constants
 from .units import Units
+from .refinement import refine
 from .training import LoopState, SearchParts, SearchResult, TrainingConfig, run_search
 
 __all__ = ["Search", "build_search", "score_batch", "batch_weights", "STRUCTURE"]
@@ -69,7 +70,7 @@ class Search(SearchParts):
         stopping rule fires, before pruning and snapping (see
         :func:`~cadsr_sklearn.training.run_search`): where the search can be saved.
         """
-        return run_search(self, on_epoch=on_epoch, on_stop=on_stop)
+        return refine(self, run_search(self, on_epoch=on_epoch, on_stop=on_stop))
 
     def changed_structure(self, params: Mapping[str, Any]) -> list[str]:
         """The :data:`STRUCTURE` parameters whose values in ``params`` differ from this search's."""

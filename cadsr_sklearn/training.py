@@ -15,19 +15,12 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
 6. Update the best expression τ* (the highest criterion seen), the hall of
    fame and the replay buffer (the highest rewards).
 
-When the loop ends, a search that scored a batch of a large table's rows
-(``row_batch``) has its Pareto front and τ* refitted and scored on every row
-(the :class:`SearchParts`' ``final_scorer``), where everything after is
-judged; the constant and the affine formula in each feature are scored beside
-its own (:mod:`cadsr_sklearn.baselines`): τ* is never ranked
-below them. When a stopping rule fires, τ* is pruned (:mod:`cadsr_sklearn.pruning`): the
-node-removing edits that raise its criterion are applied greedily. Then the
-constants of τ* and of the Pareto front are snapped (:mod:`cadsr_sklearn.snapping`):
-each is fixed to a nearby simple number when that raises the criterion. A Ctrl-C
-skips both. They work on the result: the loop's own state (:class:`LoopState`:
-optimizer, θ_ref, replay buffer, τ*, hall of fame, counters) is left as the
-last epoch made it, so that a search can be continued (``warm_start``) or
-written to a checkpoint and resumed, and runs on as if never stopped.
+The loop's own state (:class:`LoopState`: optimizer, θ_ref, replay buffer,
+τ*, hall of fame, counters) is left as the last epoch made it, so that a search
+can be continued (``warm_start``) or written to a checkpoint and resumed, and
+runs on as if never stopped; :func:`run_search` returns τ* and the hall of fame
+as the loop scored them, and :mod:`cadsr_sklearn.refinement` makes the answer
+out of them (the whole table's scores, the baselines, pruning and snapping).
 
 The loop knows nothing about scikit-learn: :mod:`cadsr_sklearn.estimator`
 validates input and builds the pieces (the :class:`~cadsr_sklearn.scoring.Scorer`
@@ -40,17 +33,13 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field, fields
-from functools import partial
 from typing import Any, Callable, Mapping
 
 import numpy as np
 import torch
 
-from .baselines import add_baselines
 from .library import Library
 from .policy import Policy
-from .pruning import prune
-from .snapping import snap
 from .rewards import rank_weights
 from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
 from .scoring import Candidate, HallOfFame, Scorer
@@ -157,6 +146,7 @@ class SearchResult:
     n_evaluations: int = 0
     stop_reason: str = ""
     interrupted: bool = False
+    started: float = 0.0  # perf_counter() at the call's start, less a resumed call's elapsed time
 
 
 def grpo_loss(
@@ -245,13 +235,13 @@ def run_search(search: SearchParts, on_epoch: Callable[[dict, Any], None] | None
     stops it cleanly.
 
     The state is updated in place, epoch by epoch, and is left as the last
-    epoch made it (pruning and snapping work on the result, not on it), so a
-    search can be continued or checkpointed. ``search.exact_loss`` is the
+    epoch made it, so a search can be continued or checkpointed; the result
+    is the loop's τ* and hall of fame as scored in the loop, which
+    :func:`.refinement.refine` makes the answer. ``search.exact_loss`` is the
     training MSE at or below which τ* is an exact fit: the search stops there
-    ("tol"), and pruning keeps the answer within it. ``on_epoch(record, search)``
-    is called after every epoch with its record of ``history``;
-    ``on_stop(search)`` once a stopping rule has fired (not after Ctrl-C),
-    before the result is pruned and snapped.
+    ("tol"). ``on_epoch(record, search)`` is called after every epoch with its
+    record of ``history``; ``on_stop(search)`` once a stopping rule has fired
+    (not after Ctrl-C).
     """
     state, config = search.state, search.config
     start = time.perf_counter() - state.call.seconds  # a resumed call keeps its elapsed time
@@ -275,7 +265,11 @@ def run_search(search: SearchParts, on_epoch: Callable[[dict, Any], None] | None
             on_stop(search)
     except KeyboardInterrupt:
         interrupted, stop = True, "interrupted"
-    return _finish(search, start, stop, interrupted)
+    hall_of_fame = HallOfFame()  # the result's own: the refinement edits it, not the loop's
+    hall_of_fame.by_complexity = dict(state.hall_of_fame.by_complexity)
+    return SearchResult(best=state.best, hall_of_fame=hall_of_fame, history=list(state.history),
+                        n_epochs=state.n_epochs, n_evaluations=state.n_evaluations,
+                        stop_reason=stop, interrupted=interrupted, started=start)
 
 
 def _epoch(search: SearchParts) -> dict:
@@ -360,65 +354,6 @@ def _epoch(search: SearchParts) -> dict:
     }
 
 
-def _finish(search: SearchParts, start: float, stop: str, interrupted: bool) -> SearchResult:
-    """The answer out of the loop's state: its front refitted on all rows (scored on all
-    of them after a search on a batch of rows), then pruned and snapped unless interrupted."""
-    state, sampler, config = search.state, search.sampler, search.config
-    scorer = search.final_scorer  # from here on, the whole table judges
-    exact_loss = search.exact_loss
-    hall_of_fame = HallOfFame()
-    hall_of_fame.by_complexity = dict(state.hall_of_fame.by_complexity)
-    result = SearchResult(best=state.best, hall_of_fame=hall_of_fame, history=list(state.history),
-                          n_epochs=state.n_epochs, n_evaluations=state.n_evaluations,
-                          stop_reason=stop, interrupted=interrupted)
-    found = result.best is not None  # (not after a Ctrl-C in the first epoch: nothing is kept)
-    try:
-        if found and search.scorer is not scorer:
-            _score_on_all_rows(result, scorer)  # after a Ctrl-C too: the batch's fits are no answer
-        elif not result.interrupted:
-            _refit_front_on_all_rows(result, scorer)
-    except KeyboardInterrupt:  # the front stays as the loop left it, τ* is kept
-        result.interrupted, result.stop_reason = True, "interrupted"
-    if found:
-        try:
-            result.best = add_baselines(result.best, result.hall_of_fame, scorer,
-                                        sampler.constraints.admits, search.library)
-        except KeyboardInterrupt:
-            result.interrupted, result.stop_reason = True, "interrupted"
-    if config.prune and result.best is not None and not result.interrupted:
-        _prune_best(result, scorer, sampler, config, start, exact_loss)
-    result.unsnapped = result.best
-    if config.snap_constants and result.best is not None and not result.interrupted:
-        _snap_front(result, scorer, config, start, exact_loss)
-    return result
-
-
-def _score_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
-    """A search on a batch of rows: its Pareto front and τ* fitted again on all rows, from
-    the constants the batch gave them, and scored there; τ* is then the best of them by
-    the criterion on the whole table (None if none is finite on it). The members of the
-    hall of fame off the batch's front, which a simpler member beats there, are left out:
-    each costs a pass over every row."""
-    members = result.hall_of_fame.pareto_front(keep=result.best)
-    rescored = scorer.refit([c.expression for c in members], fresh_starts=False)
-    result.hall_of_fame = HallOfFame()
-    result.hall_of_fame.update(rescored)
-    finite = [c for c in rescored if math.isfinite(c.criterion)]
-    result.best = max(finite, key=lambda c: c.criterion, default=None)
-
-
-def _refit_front_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
-    """Refit every formula users choose from on all the fitter's rows; one that now
-    outscores τ* takes its place."""
-    screened = [c for c in result.hall_of_fame.by_complexity.values()
-                if c.expression.key not in scorer.fitted_on_all_rows]
-    refined = scorer.refit_on_all_rows(screened)
-    result.hall_of_fame.update(refined)
-    leader = max(refined, key=lambda c: c.criterion, default=None)
-    if leader is not None and result.best is not None and leader.criterion > result.best.criterion:
-        result.best = leader
-
-
 def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -> list[int]:
     """Indices of the batch's top ``n_top`` by reward, each tree once, invalid ones left out.
 
@@ -438,68 +373,6 @@ def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -
             seen.add(key)
             top.append(int(i))
     return top
-
-
-def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
-    """Prune τ* in place (not counted in n_evaluations: nothing is sampled).
-
-    Within the time budget; exact fits stay exact; Ctrl-C keeps τ* unpruned.
-    """
-    deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
-    try:
-        result.best = prune(result.best, scorer.refit, sampler.constraints.admits, max_loss,
-                            deadline)
-    except KeyboardInterrupt:
-        result.interrupted = True
-        result.stop_reason = "interrupted"
-        return
-    result.hall_of_fame.update([result.best])
-
-
-def _finishing_limits(result, config, start, exact_loss) -> tuple[float | None, float]:
-    """(deadline, loss ceiling) of the work after the search: the end of ``max_time``,
-    and after an exact fit (the ``tol`` stop) the exact loss, so the answer stays exact."""
-    deadline = None if config.max_time is None else start + config.max_time
-    return deadline, exact_loss if result.stop_reason == "tol" else math.inf
-
-
-def _snap_front(result, scorer, config, start, exact_loss) -> None:
-    """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
-
-    τ* is always snapped (a few fits per constant, well under an epoch), even
-    when pruning used up the budget, and its snapped form is the answer, unless
-    a snapped member of the front dominates it (no more complex, strictly lower
-    loss). A member that merely scores a higher criterion does not take τ*'s
-    place: each snap picks one of several nearby numbers, a choice the BIC does
-    not charge for, so a large formula with many snapped constants would gain
-    more than it is worth. After an exact fit (the ``tol`` stop), snaps must
-    keep the fit exact.
-    """
-    deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
-    polish = partial(scorer.refit, fresh_starts=False)
-    rows = scorer.reward.n_samples  # S: with frequency weights, their sum
-    try:
-        best = snap(result.best, polish, max_loss, n_samples=rows)
-        others, members = [], []
-        for member in result.hall_of_fame.pareto_front():
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-            if member.expression.key != result.best.expression.key and member.expression.n_fitted:
-                others.append(snap(member, polish, max_loss, deadline, n_samples=rows))
-                members.append(member)
-    except KeyboardInterrupt:
-        result.interrupted = True
-        result.stop_reason = "interrupted"
-        return
-    result.snapped_from = {c.expression.key: member for c, member in
-                           zip([best, *others], [result.best, *members])
-                           if c.expression.key != member.expression.key}
-    dominating = [c for c in others if c.complexity <= best.complexity and c.loss < best.loss
-                  and c.loss <= max_loss]
-    if dominating:
-        best = max(dominating, key=lambda c: c.criterion)
-    result.hall_of_fame.update(others + [best])
-    result.best = best
 
 
 def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dict:

@@ -25,7 +25,7 @@ import sympy
 import torch
 
 from cadsr_sklearn import (CADSRRegressor, checkpoint, constants, progress, pruning, sampler,
-                           scoring, snapping, training)
+                           refinement, scoring, snapping, training)
 from cadsr_sklearn.baselines import baseline_expressions
 from cadsr_sklearn.uncertainty import constant_uncertainty
 
@@ -61,7 +61,7 @@ class _EpochClock:
 def epoch_clock(monkeypatch):
     def install(epoch_seconds) -> _EpochClock:
         clock = _EpochClock(epoch_seconds)
-        for module in (training, pruning, snapping):  # the loop, then pruning and snapping
+        for module in (training, refinement, pruning, snapping):  # the loop, then the answer
             monkeypatch.setattr(module, "time", SimpleNamespace(perf_counter=clock.perf_counter))
         one_epoch = training._epoch
 
@@ -144,11 +144,11 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
 
 
 def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(monkeypatch):
-    # The refit of the front after the last epoch (training._finish) is outside the
+    # The refit of the front after the last epoch (refinement.refine) is outside the
     # loop's try. 400 rows screened on 64: the front holds screened fits for it to refit.
     after_the_search = []
-    refit_front, refit = training._refit_front_on_all_rows, scoring.Scorer.refit_on_all_rows
-    monkeypatch.setattr(training, "_refit_front_on_all_rows",
+    refit_front, refit = refinement._refit_front_on_all_rows, scoring.Scorer.refit_on_all_rows
+    monkeypatch.setattr(refinement, "_refit_front_on_all_rows",
                         lambda *args: (after_the_search.append(True), refit_front(*args))[1])
 
     def interrupted_after_the_search(self, candidates):
@@ -202,7 +202,7 @@ def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
                                        order="prefix")
         return Candidate(edited, best.reward, best.loss)
 
-    monkeypatch.setattr(training, "prune", pruned)
+    monkeypatch.setattr(refinement, "prune", pruned)
     X, y = hard
     CADSRRegressor(n_epochs=2, verbose=1, **FAST).fit(X, y)
     last = capsys.readouterr().err.strip().split("\r")[-1]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn import training
+from cadsr_sklearn import refinement
 from cadsr_sklearn.constants import ConstantFitter
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
@@ -115,7 +115,7 @@ def test_ctrl_c_while_pruning_keeps_the_sampled_best(monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(training, "prune", interrupted)
+    monkeypatch.setattr(refinement, "prune", interrupted)
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (40, 1))
     model = CADSRRegressor(batch_size=32, n_epochs=2, random_state=0, device="cpu", max_length=12)
