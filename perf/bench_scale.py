@@ -9,6 +9,10 @@ only the reward sees every row, so the epoch time should grow far slower than
 the rows. Prints a table and, as its final line, a JSON object.
 
     python perf/bench_scale.py [--rows 1000 10000 100000 1000000] [--max-time 60]
+                               [--param row_batch=None ...]
+
+``--param`` passes estimator parameters (``row_batch=None`` scores every formula on every
+row, as before row batches; ``n_epochs=8`` a fixed number of epochs).
 """
 
 import argparse
@@ -34,12 +38,14 @@ def make_data(n_rows: int, seed: int = 0):
     return X, y + rng.normal(0, 0.01 * np.sqrt(np.mean(y**2)), n_rows)
 
 
-def run_one(n_rows: int, max_time: float, seed: int) -> dict:
-    """Fit one size in this process and measure it."""
+def run_one(n_rows: int, max_time: float, seed: int, params: list[str]) -> dict:
+    """Fit one size in this process and measure it (``params``: ``KEY=VALUE`` settings)."""
     from cadsr_sklearn import CADSRRegressor
+    from cadsr_sklearn.user_input import estimator_params
 
     X, y = make_data(n_rows, seed)
-    model = CADSRRegressor(max_time=max_time, random_state=seed, device="cpu")
+    model = CADSRRegressor(**{"max_time": max_time, "random_state": seed, "device": "cpu",
+                              **estimator_params(params)})
     start = time.perf_counter()
     model.fit(X, y)
     seconds = time.perf_counter() - start
@@ -70,17 +76,20 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
     parser.add_argument("--max-time", type=float, default=60.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="estimator parameters, e.g. row_batch=None n_epochs=8")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:  # one size, in a fresh process
-        print(json.dumps(run_one(args.rows[0], args.max_time, args.seed)))
+        print(json.dumps(run_one(args.rows[0], args.max_time, args.seed, args.param)))
         return
 
     results = []
     for n_rows in args.rows:
         cmd = [sys.executable, __file__, "--child", "--rows", str(n_rows),
-               "--max-time", str(args.max_time), "--seed", str(args.seed)]
+               "--max-time", str(args.max_time), "--seed", str(args.seed),
+               *(["--param", *args.param] if args.param else [])]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         results.append(json.loads(out.strip().splitlines()[-1]))
         r = results[-1]
@@ -89,7 +98,7 @@ def main() -> None:
 
     print(f"\ny = {FORMULA} + 1% noise, {N_FEATURES} features, "
           f"max_time={args.max_time:g} s per size, "
-          f"default settings, device cpu; {os.cpu_count()} CPUs, "
+          f"settings {' '.join(args.param) or 'default'}, device cpu; {os.cpu_count()} CPUs, "
           f"{platform.processor() or platform.machine()}")
     header = (f"{'rows':>8}{'epochs':>8}{'s/epoch':>10}{'sampling':>10}{'scoring':>10}"
               f"{'update':>10}{'peak MiB':>10}{'R²':>10}")
