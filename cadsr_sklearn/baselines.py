@@ -22,11 +22,10 @@ samples, fits and policy updates) is the same with and without them.
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
 
-import numpy as np
 import sympy
 
+from .constraints import Constraints
 from .expression import Expression
 from .formula_parser import parse_formula
 from .library import Library
@@ -57,18 +56,18 @@ def baseline_expressions(library: Library) -> list[Expression]:
 
 
 def add_baselines(best: Candidate | None, hall_of_fame: HallOfFame, scorer: Scorer,
-                  admits: Callable[[Sequence[Sequence[int]]], np.ndarray],
-                  library: Library) -> Candidate | None:
-    """Score the baselines the sampler ``admits``, add them to ``hall_of_fame``, and return
-    τ*: ``best``, or the baseline the criterion ranks highest where it ranks above it.
+                  constraints: Constraints) -> Candidate | None:
+    """Score the baselines the sampler's ``constraints`` admit, add them to ``hall_of_fame``,
+    and return τ*: ``best``, or the baseline the criterion ranks highest where it ranks above
+    it.
 
     Their constants are fitted from the same start only (no random restarts), on all the
     fitter's rows: the fits draw nothing from the fitter's random state, so whatever is
     fitted after them (pruning, snapping) is fitted as it would be without them.
     """
-    expressions = baseline_expressions(library)
+    expressions = baseline_expressions(constraints.library)
     if expressions:
-        allowed = admits([e.tokens for e in expressions])
+        allowed = constraints.admits([e.tokens for e in expressions])
         expressions = [e for e, ok in zip(expressions, allowed) if ok]
     if not expressions:
         return best

@@ -360,20 +360,15 @@ def _read_output(output: dict) -> dict:
 
 
 def _library(arguments: dict) -> Library:
-    from .custom_operators import registered_operator
-    from .library import BINARY_OPERATORS, UNARY_OPERATORS
-
-    for key, table in (("binary_operators", BINARY_OPERATORS),
-                       ("unary_operators", UNARY_OPERATORS)):
-        for name in arguments[key]:
-            if name not in table and registered_operator(str(name)) is None:
-                raise _Invalid(f"its formulas use the operator {name!r}, which is neither "
-                               "built in nor registered: register it under that name "
-                               "(cadsr_sklearn.register_operator) before loading.")
-    return Library(int(arguments["n_features"]), tuple(arguments["binary_operators"]),
-                   tuple(arguments["unary_operators"]), bool(arguments["use_constants"]),
-                   bool(arguments["use_one"]),
-                   {str(k): int(v) for k, v in arguments["operator_complexity"].items()})
+    """The file's token library; its custom operators by the names they are registered under."""
+    try:
+        return Library(int(arguments["n_features"]), tuple(map(str, arguments["binary_operators"])),
+                       tuple(map(str, arguments["unary_operators"])),
+                       bool(arguments["use_constants"]), bool(arguments["use_one"]),
+                       {str(k): int(v) for k, v in arguments["operator_complexity"].items()})
+    except ValueError as err:  # an operator not registered here: the library says which
+        raise _Invalid(f"{err} Register it under the name the file gives before loading.") \
+            from None
 
 
 def _read_tree(tree: dict, library: Library) -> Expression:

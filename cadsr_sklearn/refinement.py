@@ -56,7 +56,7 @@ def refine(search: SearchParts, result: SearchResult) -> SearchResult:
     if found:
         try:
             result.best = add_baselines(result.best, result.hall_of_fame, scorer,
-                                        sampler.constraints.admits, search.library)
+                                        sampler.constraints)
         except KeyboardInterrupt:
             result.interrupted, result.stop_reason = True, "interrupted"
     if config.prune and result.best is not None and not result.interrupted:
