@@ -2,8 +2,10 @@
 
 A fitted CADSRRegressor pickles with joblib (or pickle): the file holds the
 formula, the Pareto front and the search history, no neural network. Only load
-model files you trust: unpickling can run code. To share a result with anyone,
-share the formula itself (``sympy.srepr`` text, which SymPy parses back exactly).
+pickles you trust: unpickling can run code. To share a model with anyone, save
+a formula file (``save_formula``): JSON that is data, which ``load_formula``
+reads without running code and which predicts exactly as the model did. Or
+share the formula alone (``sympy.srepr`` text, which SymPy parses back exactly).
 
 Run:  python examples/save_and_load.py    (about 10 s on 2 cores)
 """
@@ -42,7 +44,16 @@ assert np.array_equal(loaded.predict(X), model.predict(X), equal_nan=True)
 print("loaded model predicts the same:", loaded.expression_)
 print("fitted with cadsr-sklearn", loaded.version_, "on", loaded.device_)
 
-# the safe way to share a result: the formula as text. srepr() round-trips exactly
+# the safe way to share the model: a formula file, JSON that is data
+with tempfile.TemporaryDirectory() as folder:
+    path = model.save_formula(Path(folder) / "law.json")
+    shared = CADSRRegressor.load_formula(path)  # reads data only: safe from anyone
+y_std, shared_std = model.predict(X, return_std=True)[1], shared.predict(X, return_std=True)[1]
+assert np.array_equal(shared.predict(X), model.predict(X), equal_nan=True)
+assert np.array_equal(shared_std, y_std, equal_nan=True)
+print("formula file loaded, the same predictions and standard errors:", shared.expression_)
+
+# or the formula alone, as text. srepr() round-trips exactly
 # whatever the column names; str() is for reading (see the FAQ)
 text = sympy.srepr(model.expression_)
 formula = sympy.sympify(text)  # parse it back anywhere
@@ -57,4 +68,4 @@ print(
     "re-evaluated from the text, max difference:", float(np.max(np.abs(again - model.predict(X))))
 )
 print("LaTeX:", model.latex())
-print("the same expression in the CLI:  cadsr show model.joblib")
+print("the same expression in the CLI:  cadsr show model.joblib  (or law.json)")
