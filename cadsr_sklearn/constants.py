@@ -15,8 +15,8 @@ value: only the other constants are fitted.
 
 A fit that fails — non-finite output at every starting point tried, or an error
 inside — sets all constants of that expression to NaN, so it evaluates to NaN
-and scores ``-inf``; :attr:`ConstantFitter.success_` says which fits of the last
-call failed, :attr:`ConstantFitter.n_failed_` counts errors and
+and scores ``-inf``; the :class:`ConstantFits` a call returns says which fits
+failed, :attr:`ConstantFitter.n_failed_` counts errors and
 :attr:`ConstantFitter.first_error_` keeps the first. The compiled kernels raise no
 exception on a numerical fault (NumPy's error model), so an error is a bug: the
 estimator reports it after the search (a RuntimeWarning), never a numerical fault.
@@ -25,7 +25,8 @@ estimator reports it after the search (a RuntimeWarning), never a numerical faul
 from __future__ import annotations
 
 import logging
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -34,12 +35,39 @@ from .levenberg_marquardt import FitBatch, FitOutputs, FitRows, LMSettings
 from .expression import Expression
 from .parallel import run_in_threads
 
-__all__ = ["ConstantFitter", "fit_key"]
+__all__ = ["ConstantFitter", "ConstantFits", "fit_key"]
 
 logger = logging.getLogger(__name__)
 
 _INITS = ("near_one", "uniform", "ones")
 _NO_CONSTANTS = object()
+
+
+@dataclass(frozen=True)
+class ConstantFits:
+    """What one :meth:`ConstantFitter.fit` call found, parallel to its input.
+
+    It reads as the sequence of fitted expressions (``(fitted,) = fitter.fit([e])``).
+    """
+
+    expressions: list[Expression]  # with fitted constants; NaN ones where the fit failed
+    #: (n,) bool: False where the fit failed. Expressions with no constant to fit count as
+    #: successes: there is nothing to fit (whether they are valid is the reward's call).
+    success: np.ndarray
+    #: With ``keep_outputs``: the output (an ``(n_rows,)`` array on the fitter's rows
+    #: ``rows_``) of every expression fitted in the call (cache hits and failures
+    #: excluded), keyed by :func:`fit_key`. LM computes it anyway; when ``rows_`` is every
+    #: row, it is the expression's prediction, bit for bit.
+    outputs: dict = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[Expression]:
+        return iter(self.expressions)
+
+    def __len__(self) -> int:
+        return len(self.expressions)
+
+    def __getitem__(self, index):
+        return self.expressions[index]
 
 
 def fit_key(expression: Expression):
@@ -117,19 +145,8 @@ class ConstantFitter:
 
     Attributes
     ----------
-    success_ : ndarray of bool
-        For the last :meth:`fit` call, parallel to its input: False where the fit
-        failed (those expressions have NaN constants, so they evaluate to NaN and
-        score ``-inf``). Expressions with no constant to fit count as successes:
-        there is nothing to fit (whether they are valid is the reward's call).
     rows_ : ndarray of int
         The subsample used for fitting.
-    outputs_ : dict
-        For the last :meth:`fit` call with ``keep_outputs=True``, the output on
-        the rows ``rows_`` (an ``(n,)`` array) of every expression fitted in that
-        call (cache hits and failures excluded), keyed by :func:`fit_key`. LM
-        computes it anyway; when ``rows_`` is every row, it is the expression's
-        prediction, bit for bit, so the caller need not evaluate it again.
     n_fitted_ : int
         Number of distinct structures fitted so far (cache misses).
     n_failed_ : int
@@ -194,8 +211,6 @@ class ConstantFitter:
         self.n_jobs = n_jobs
         self.init = init
         self.n_restarts = int(n_restarts)
-        self.success_ = np.zeros(0, dtype=bool)
-        self.outputs_: dict = {}
         self.n_fitted_ = 0
         self.n_failed_ = 0
         self.first_error_: str | None = None
@@ -229,13 +244,13 @@ class ConstantFitter:
         return np.vstack([first, self.rng.uniform(lo, hi, (self.n_restarts, p))])
 
     def fit(self, expressions: Sequence[Expression], keep_outputs: bool = False,
-            from_held: bool = False, fresh_starts: bool = True) -> list[Expression]:
+            from_held: bool = False, fresh_starts: bool = True) -> ConstantFits:
         """Expressions with fitted constants, parallel to ``expressions``.
 
         Expressions with no constant to fit are returned as they are. A failed
-        fit gives NaN constants and a False in :attr:`success_`. With
-        ``keep_outputs``, :attr:`outputs_` holds the fitted expressions' outputs
-        on the rows ``rows_``. With ``from_held``, every structure is fitted
+        fit gives NaN constants and a False in :attr:`ConstantFits.success`. With
+        ``keep_outputs``, :attr:`ConstantFits.outputs` holds the fitted expressions'
+        outputs on the rows ``rows_``. With ``from_held``, every structure is fitted
         afresh, first from the constants the expression holds (1 in place of a
         non-finite one; of a structure given twice, the first copy's), then
         from the usual starting points: for edits of a fitted formula, whose
@@ -259,7 +274,7 @@ class ConstantFitter:
                     starts = held if starts is None else np.vstack([held, starts])
                 starts[:, e.fixed] = e.constants[e.fixed]  # literals start, and stay, as they are
                 todo[key] = (e, starts)
-        self.outputs_ = {}
+        kept_outputs = {}
         if todo:
             jobs = list(todo.values())
             constants, fitted, outputs = self._run(jobs, keep_outputs)
@@ -267,7 +282,7 @@ class ConstantFitter:
                 if fitted[j]:
                     cache[key] = constants[j]
                     if keep_outputs:
-                        self.outputs_[key] = outputs[j]
+                        kept_outputs[key] = outputs[j]
                 else:
                     cache[key] = None
             self.n_fitted_ += len(jobs)
@@ -282,8 +297,7 @@ class ConstantFitter:
                 out.append(e.with_constants(np.full(e.n_constants, np.nan)))
             else:
                 out.append(e.with_constants(c.copy()))  # duplicates get their own copy
-        self.success_ = success
-        return out
+        return ConstantFits(out, success, kept_outputs)
 
     def _run(self, jobs: list, keep_outputs: bool):
         """(constants per job, fitted flags, outputs or None) for (expression, starts) jobs."""

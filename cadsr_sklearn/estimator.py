@@ -75,10 +75,14 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Include the literal ``1``.
     max_length : int, default=32
         Maximum number of nodes ν of a tree (the paper's "max depth 32").
-    max_constants : int, default=10
-        Maximum number of constant tokens in a tree; never more than the
-        training rows minus 2, so that every formula keeps residual degrees of
-        freedom (one with as many constants as rows passes through any data).
+    max_constants : int or "auto", default="auto"
+        Maximum number of constant tokens in a tree. ``"auto"`` allows 10, and
+        at most one per three training rows (at least one): six rows are
+        searched with two constants, the most they can pin, so that a formula
+        cannot buy a closer fit of a small table with a correction term. Never
+        more than the training rows minus 2, so that every formula keeps
+        residual degrees of freedom (one with as many constants as rows passes
+        through any data).
     required_features : list of str or int, or None, default=None
         Features every formula must contain: column names as ``fit`` sees
         them (pandas or polars column names, else ``"x0"``, ``"x1"``, …) or
@@ -438,7 +442,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         self, *,
         # the token library and its trees
         binary_operators=DEFAULT_BINARY, unary_operators=DEFAULT_UNARY, use_constants=True,
-        use_one=True, max_length=32, max_constants=10, required_features=None,
+        use_one=True, max_length=32, max_constants="auto", required_features=None,
         nested_constraints=None, operator_complexity=None,
         # appendix Algorithm 4
         batch_size=500, oversampling=2.0, n_epochs=600, learning_rate=2e-3, alpha=5.0,
@@ -596,8 +600,8 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Warns
         -----
         SmallDataWarning
-            When the table has fewer than three rows per allowed constant
-            (``max_constants``), with what to do (see the user guide's "Small
+            When the table has fewer than three rows per constant that an
+            explicit ``max_constants`` allows, with what to do (see the user guide's "Small
             tables").
         """
         return self._fit(X, y, sample_weight, X_units=X_units, y_units=y_units)

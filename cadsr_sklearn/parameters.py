@@ -34,7 +34,7 @@ PARAMETER_CONSTRAINTS: dict = {
     "use_constants": ["boolean"],
     "use_one": ["boolean"],
     "max_length": [Interval(Integral, 2, None, closed="left")],
-    "max_constants": [Interval(Integral, 0, None, closed="left")],
+    "max_constants": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
     "required_features": ["array-like", None],
     "nested_constraints": [dict, None],
     "operator_complexity": [dict, None],

@@ -30,21 +30,45 @@ from .constants import ConstantFitter, fit_key
 from .units import Units, check_units
 from .expression import Expression, evaluate_many
 
-__all__ = ["Candidate", "HallOfFame", "Scorer", "MIN_RESIDUAL_DOF", "fittable_constants"]
+__all__ = ["Candidate", "HallOfFame", "Scorer", "MIN_RESIDUAL_DOF", "ROWS_PER_CONSTANT",
+           "AUTO_MAX_CONSTANTS", "constant_cap", "fittable_constants"]
 
 #: Rows a formula must have beyond its fitted constants. With fewer, it passes through the
 #: data whatever the law (an interpolant): no fit of it is evidence, and none is exact.
 MIN_RESIDUAL_DOF = 2
 
+#: Rows per fitted constant that ``max_constants="auto"`` keeps, and below which ``fit``
+#: warns that an explicit ``max_constants`` is large for the table.
+ROWS_PER_CONSTANT = 3
 
-def fittable_constants(max_constants: int, n_rows: float) -> int:
-    """The constant tokens a sampled formula may hold: ``max_constants``, and at most
-    ``n_rows − MIN_RESIDUAL_DOF``, so that every formula leaves residual degrees of freedom.
+#: The most constants ``max_constants="auto"`` allows, however many the rows.
+AUTO_MAX_CONSTANTS = 10
+
+
+def fittable_constants(max_constants: int | str, n_rows: float) -> int:
+    """The constant tokens a sampled formula may hold.
+
+    ``max_constants`` is the user's cap; ``"auto"`` is :data:`AUTO_MAX_CONSTANTS` and at
+    most one constant per :data:`ROWS_PER_CONSTANT` rows (at least one), so that six rows
+    are searched with two constants, the most they can pin. Whatever the cap, a formula
+    holds at most ``n_rows − MIN_RESIDUAL_DOF`` constants, so that it leaves residual
+    degrees of freedom.
 
     ``n_rows`` is S, the number of observations (with frequency weights their sum, which
     need not be whole)."""
-    whole = math.floor(n_rows * (1 + 1e-12))  # weights that sum to 6 to round-off count 6
-    return max(0, min(max_constants, whole - MIN_RESIDUAL_DOF))
+    return max(0, min(constant_cap(max_constants, n_rows), _whole(n_rows) - MIN_RESIDUAL_DOF))
+
+
+def constant_cap(max_constants: int | str, n_rows: float) -> int:
+    """``max_constants`` as a number: ``"auto"`` resolved for S = ``n_rows``, before the
+    residual degrees of freedom of :func:`fittable_constants` are kept."""
+    if max_constants == "auto":
+        return min(AUTO_MAX_CONSTANTS, max(1, _whole(n_rows) // ROWS_PER_CONSTANT))
+    return max_constants
+
+
+def _whole(n_rows: float) -> int:
+    return math.floor(n_rows * (1 + 1e-12))  # weights that sum to 6 to round-off count 6
 
 
 @dataclass
@@ -56,6 +80,8 @@ class Candidate:
     loss: float  # training mean squared error
     criterion: float | None = None  # what judges the answer; the reward when None
     screened: bool = False  # constants fitted on the Scorer's screening rows only
+    #: Not dimensionally consistent: rejected (reward −∞) before its constants were fitted.
+    rejected_for_units: bool = False
 
     def __post_init__(self) -> None:
         if self.criterion is None:
@@ -134,8 +160,6 @@ class Scorer:
         #: The data's physical units: a formula that is not dimensionally consistent
         #: is rejected (reward −∞) before its constants are fitted.
         self.units = units
-        #: How many formulas were rejected so (sampled, edited or given).
-        self.n_rejected_for_units = 0
         self.criterion = criterion  # None: the reward judges the answer too
         self.screen, self.n_full_refits = screen, n_full_refits
         self.X = np.ascontiguousarray(X, dtype=np.float64)
@@ -154,7 +178,7 @@ class Scorer:
         state = dict(self.__dict__)
         state["cache"] = [(c.expression.tokens, c.expression.constants.tobytes(),
                            c.expression.fixed.tobytes(), c.reward, c.loss, c.criterion,
-                           c.screened)
+                           c.screened, c.rejected_for_units)
                           for c in self.cache.values()]
         state["library"] = next((c.expression.library for c in self.cache.values()), None)
         return state
@@ -163,36 +187,45 @@ class Scorer:
         library, packed = state.pop("library"), state.pop("cache")
         self.__dict__.update(state)
         self.cache = {}
-        for tokens, constants, fixed, reward, loss, criterion, screened in packed:
+        for tokens, constants, fixed, reward, loss, criterion, screened, rejected in packed:
             expression = Expression(tokens, library, np.frombuffer(constants).copy(),
                                     np.frombuffer(fixed, dtype=bool).copy())
-            self.cache[expression.key] = Candidate(expression, reward, loss, criterion, screened)
+            self.cache[expression.key] = Candidate(expression, reward, loss, criterion, screened,
+                                                   rejected)
+
+    @property
+    def n_rejected_for_units(self) -> int:
+        """How many of the formulas scored so far (sampled, edited or given) the units check
+        rejected."""
+        return sum(c.rejected_for_units for c in self.cache.values())
 
     def __call__(self, expressions: list[Expression]) -> list[Candidate]:
         new = {e.key: e for e in expressions if e.key not in self.cache}
         if new:
             fitter = self.screen or self.fitter
-            candidates = self._fit_and_score(list(new.values()), fitter, from_held=False)
+            scored = self._fit_and_score(list(new.values()), fitter, from_held=False)
             if self.screen is None:
                 self.fitted_on_all_rows.update(new)
+                candidates = scored.candidates
             else:
-                candidates = self._fit_screened_failures(candidates, self.screen.success_)
+                candidates = self._fit_screened_failures(scored)
             for cand in candidates:
                 self.cache[cand.expression.key] = cand
         if self.screen is not None:
             self._refit_leaders_on_all_rows(expressions)
         return [self.cache[e.key] for e in expressions]
 
-    def _fit_screened_failures(self, candidates: list[Candidate], fitted) -> list[Candidate]:
+    def _fit_screened_failures(self, scored: "_Scored") -> list[Candidate]:
         """Screened candidates, those whose fit held on the screening rows but whose output is
         not finite on every row fitted again on all the fitter's rows; all marked final but
         the other screened fits (formulas without constants have nothing to refit)."""
-        again = [j for j, (cand, ok) in enumerate(zip(candidates, fitted))
-                 if ok and cand.expression.n_fitted and not math.isfinite(cand.reward)]
+        candidates = list(scored.candidates)
+        again = [j for j, (cand, held) in enumerate(zip(candidates, scored.fit_held))
+                 if held and cand.expression.n_fitted and not math.isfinite(cand.reward)]
         if again:
             full = self._fit_and_score([candidates[j].expression for j in again], self.fitter,
                                        from_held=False)
-            for j, cand in zip(again, full):
+            for j, cand in zip(again, full.candidates):
                 candidates[j] = cand
         self.fitted_on_all_rows.update(candidates[j].expression.key for j in again)
         self.fitted_on_all_rows.update(c.expression.key for c in candidates
@@ -214,7 +247,7 @@ class Scorer:
         if not candidates:
             return []
         refitted = self._fit_and_score([c.expression for c in candidates], self.fitter,
-                                       from_held=True, fresh_starts=False)
+                                       from_held=True, fresh_starts=False).candidates
         return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
 
     def score_given(self, expressions: list[Expression]) -> list[Candidate]:
@@ -242,33 +275,33 @@ class Scorer:
         With ``fresh_starts`` false, the held constants are the only start.
         """
         return self._fit_and_score(expressions, self.fitter, from_held=True,
-                                   fresh_starts=fresh_starts)
+                                   fresh_starts=fresh_starts).candidates
 
     def _fit_and_score(self, expressions: list[Expression], fitter: ConstantFitter,
-                       from_held: bool, fresh_starts: bool = True) -> list[Candidate]:
+                       from_held: bool, fresh_starts: bool = True) -> "_Scored":
         if self.units is None:
             return self._fit_and_score_all(expressions, fitter, from_held, fresh_starts)
         consistent = [j for j, e in enumerate(expressions)
                       if check_units(e, self.units).consistent]
-        self.n_rejected_for_units += len(expressions) - len(consistent)
-        candidates = [Candidate(e, -math.inf, math.inf, screened=fitter is self.screen)
-                      for e in expressions]
-        fitted = self._fit_and_score_all([expressions[j] for j in consistent], fitter, from_held,
-                                         fresh_starts)
-        for j, cand in zip(consistent, fitted):
-            candidates[j] = cand
-        return candidates
+        candidates = [Candidate(e, -math.inf, math.inf, screened=fitter is self.screen,
+                                rejected_for_units=True) for e in expressions]
+        fit_held = np.zeros(len(expressions), dtype=bool)  # nothing fitted for the rejected
+        scored = self._fit_and_score_all([expressions[j] for j in consistent], fitter,
+                                         from_held, fresh_starts)
+        for j, cand, held in zip(consistent, scored.candidates, scored.fit_held):
+            candidates[j], fit_held[j] = cand, held
+        return _Scored(candidates, fit_held)
 
     def _fit_and_score_all(self, expressions: list[Expression], fitter: ConstantFitter,
-                           from_held: bool, fresh_starts: bool) -> list[Candidate]:
+                           from_held: bool, fresh_starts: bool) -> "_Scored":
         reuse = self.reuse_outputs and fitter is self.fitter
         screened = fitter is self.screen
-        fitted = fitter.fit(expressions, keep_outputs=reuse, from_held=from_held,
-                            fresh_starts=fresh_starts)
-        outputs = fitter.outputs_ if reuse else {}
+        fits = fitter.fit(expressions, keep_outputs=reuse, from_held=from_held,
+                          fresh_starts=fresh_starts)
+        fitted, outputs = fits.expressions, fits.outputs
         candidates = [Candidate(expr, -math.inf, math.inf, screened=screened) for expr in fitted]
         to_evaluate = []
-        for j, (expr, ok) in enumerate(zip(fitted, fitter.success_)):
+        for j, (expr, ok) in enumerate(zip(fitted, fits.success)):
             if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
                 continue
             out = outputs.get(fit_key(expr)) if expr.n_fitted else None
@@ -283,10 +316,19 @@ class Scorer:
                               stop_at_nonfinite=True)
             for j, y_pred in zip(part, Y):
                 candidates[j] = self._candidate(fitted[j], y_pred, screened)
-        return candidates
+        return _Scored(candidates, fits.success)
 
     def _candidate(self, expr: Expression, y_pred: np.ndarray, screened: bool) -> Candidate:
         if not np.all(np.isfinite(y_pred)):
             return Candidate(expr, -math.inf, math.inf, screened=screened)
         criterion = None if self.criterion is None else self.criterion(y_pred, expr)
         return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred), criterion, screened)
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """Candidates of one fit-and-score pass, and whether each one's constant fit held (False
+    for a failed fit and for a formula the units check rejected, which is not fitted)."""
+
+    candidates: list[Candidate]
+    fit_held: np.ndarray  # (n,) bool, parallel to candidates

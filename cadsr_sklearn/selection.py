@@ -137,7 +137,7 @@ def cross_validated_errors(expressions: Sequence[Expression], X: np.ndarray, y: 
                                 const_fit_samples=const_fit_samples, random_state=0, n_jobs=1)
         refitted = fitter.fit(expressions, from_held=True, fresh_starts=False)
         for j, expression in enumerate(refitted):
-            if fitter.success_[j]:
+            if refitted.success[j]:
                 with np.errstate(all="ignore"):
                     predictions[j, held] = expression.evaluate(X[held])
     with np.errstate(all="ignore"):

@@ -286,11 +286,9 @@ def _epoch(search: SearchParts) -> dict:
     # 2. sample B unique expressions, fit constants, score
     batch = sampler.sample_unique(config.batch_size, config.oversampling, generator)
     sampled_at = time.perf_counter()
-    rejected_before = scorer.n_rejected_for_units
     candidates = scorer(batch.expressions(search.library))
     scored_at = time.perf_counter()
     state.n_evaluations += len(candidates)
-    rejected = scorer.n_rejected_for_units - rejected_before
     state.call.evaluations += len(candidates)
     rewards = np.array([c.reward for c in candidates])
 
@@ -318,9 +316,13 @@ def _epoch(search: SearchParts) -> dict:
         diagnostics = _policy_update(policy, state.ref_policy, state.optimizer, train_batch, w,
                                      config)
 
-        # 6. replay buffer: top αB/100 of the merged set by reward
+        # 6. replay buffer: top αB/100 of the merged set by reward; the sampler keeps the
+        # batch's own places and masks of the trees that enter it
         order = np.argsort(-merged_rewards, kind="stable")
         replay = [members[i] for i in order[: config.n_top]]
+        entering = [top[i] for i in order[: config.n_top] if i < len(top)]
+        if entering:
+            sampler.keep_structure(batch[entering])
     state.replay = replay
     # τ*: the highest criterion of the batch, which on a small table need not be among
     # the rewards' top α % (the BIC ranks an interpolant above the law there)
@@ -343,8 +345,9 @@ def _epoch(search: SearchParts) -> dict:
                               if np.isfinite(rewards).any() else -math.inf),
         "n_unique": len(set(batch.keys())),
         "invalid_fraction": float(np.mean(~np.isfinite(rewards))),
-        # the batch's new formulas the units' final check rejected (0 without units)
-        "units_rejected_fraction": rejected / len(candidates),
+        # the batch's formulas the units' final check rejected (0 without units)
+        "units_rejected_fraction": sum(c.rejected_for_units for c in candidates)
+        / len(candidates),
         "evaluations": state.n_evaluations,
         "time": 0.0,  # the call's clock, set by the loop
         "time_sampling": sampled_at - epoch_start,

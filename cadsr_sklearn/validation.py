@@ -17,18 +17,15 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight
 
-from .scoring import MIN_RESIDUAL_DOF, fittable_constants
+from .scoring import MIN_RESIDUAL_DOF, ROWS_PER_CONSTANT, constant_cap, fittable_constants
 
 __all__ = ["SmallDataWarning", "check_numeric_target", "with_numeric_hint",
-           "frequency_weighted", "check_target_scale", "warn_if_small", "ROWS_PER_CONSTANT"]
+           "frequency_weighted", "check_target_scale", "warn_if_small"]
 
 # Squared errors of targets beyond these scales overflow (or underflow to zero) in
 # float64, so no formula could be scored: such y is rejected with a hint to rescale.
 _Y_MAX = 1e150
 _Y_MIN_SPREAD = 1e-150
-
-#: Rows per fitted constant below which ``fit`` warns that the table is small.
-ROWS_PER_CONSTANT = 3
 
 
 class SmallDataWarning(UserWarning):
@@ -110,25 +107,28 @@ def check_target_scale(y: np.ndarray) -> None:
         )
 
 
-def warn_if_small(n_rows: float, max_constants: int, weighted: bool = False) -> None:
+def warn_if_small(n_rows: float, max_constants: int | str, weighted: bool = False) -> None:
     """Warn, saying what to do, when formulas may hold more constants than the rows can pin.
 
     ``n_rows`` is S, the number of observations: with (frequency) sample
-    weights, ``weighted``, their sum.
+    weights, ``weighted``, their sum. ``max_constants="auto"`` keeps to a third of the
+    rows (:func:`~cadsr_sklearn.scoring.constant_cap`), so it warns only below three rows.
     """
-    if n_rows >= ROWS_PER_CONSTANT * max_constants:
+    cap = constant_cap(max_constants, n_rows)
+    if n_rows >= ROWS_PER_CONSTANT * cap:
         return
     held = fittable_constants(max_constants, n_rows)
-    cap = "" if held == max_constants else (
+    held_to = "" if held == cap else (
         f" (held to {held} here, so that {MIN_RESIDUAL_DOF} rows are left beyond them)")
     weights = "" if not weighted else (
         " (the sample weights' sum: weights are frequencies; if yours are relative, "
         "scale them to the number of rows, w * len(w) / w.sum())")
+    auto = "" if max_constants == "auto" else (
+        f"set max_constants='auto' (a third of the rows, {fittable_constants('auto', n_rows)} "
+        "here) to search only what the data can determine; ")
     warnings.warn(
         f"Only {n_rows:g} rows{weights} for a search whose formulas may fit up to "
-        f"{max_constants} constants{cap}: few rows are left to judge a formula by. Read the "
-        "whole front (equations_), not one formula; set max_constants to about a third of "
-        f"the rows (max_constants={max(1, math.floor(n_rows) // ROWS_PER_CONSTANT)}) to search "
-        "only what the data can determine; judge the choice on rows the fit did not see; and "
-        "bring more rows where you can.",
+        f"{cap} constants{held_to}: few rows are left to judge a formula by. Read the "
+        f"whole front (equations_), not one formula; {auto}judge the choice on rows the fit "
+        "did not see; and bring more rows where you can.",
         SmallDataWarning, stacklevel=5)  # the caller of fit, past _fit and sklearn's _fit_context

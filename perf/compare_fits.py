@@ -46,7 +46,7 @@ def dump(path: str, n: int, rows: int, seed: int) -> None:
     with np.errstate(all="ignore"):
         costs = [float(np.sum((e.evaluate(X) - y) ** 2)) for e in fitted]
     np.savez(path, constants=np.array([e.constants for e in fitted], dtype=object),
-             success=fitter.success_, cost=np.array(costs))
+             success=fitted.success, cost=np.array(costs))
 
 
 def compare(old_path: str, new_path: str) -> None:

@@ -48,8 +48,9 @@ def test_constant_suite_recovered_to_1e6(name, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fitter = ConstantFitter(X, y, random_state=seed)
-        (fitted,) = fitter.fit([Expression(truth.tokens, lib)])  # constants start unknown
-    assert fitter.success_.tolist() == [True]
+        fits = fitter.fit([Expression(truth.tokens, lib)])  # constants start unknown
+    (fitted,) = fits
+    assert fits.success.tolist() == [True]
     got = fitted.prefix_constants()
     errors = [np.max(np.abs(got - t) / np.abs(t)) for t in [true] + alternatives]
     assert min(errors) < 1e-6, (name, got)
@@ -178,8 +179,8 @@ def test_random_fits_never_raise_or_warn(batch, seed):
         warnings.simplefilter("error")
         fitter = ConstantFitter(X, y, random_state=seed)
         out = fitter.fit(batch)
-    assert len(out) == len(batch) == len(fitter.success_)
-    for original, fitted, ok in zip(batch, out, fitter.success_):
+    assert len(out) == len(batch) == len(out.success)
+    for original, fitted, ok in zip(batch, out, out.success):
         assert fitted.tokens == original.tokens
         if original.n_constants == 0:
             assert fitted is original and ok
@@ -209,7 +210,7 @@ def test_failed_fit_gives_nan_constants_and_flag():
         warnings.simplefilter("error")
         fitter = ConstantFitter(X, y, random_state=0)
         out = fitter.fit([dead, good, plain])
-    assert fitter.success_.tolist() == [False, True, True]
+    assert out.success.tolist() == [False, True, True]
     assert np.all(np.isnan(out[0].constants))
     assert np.all(np.isnan(out[0].evaluate(X)))
     np.testing.assert_allclose(out[1].constants, [1.0], rtol=1e-10)
@@ -230,7 +231,7 @@ def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, 
     fitter = ConstantFitter(X, X[:, 0], random_state=0, n_jobs=1)
     with caplog.at_level("DEBUG", logger="cadsr_sklearn.constants"):
         out = fitter.fit([names("mul c x0"), names("add c x0")])
-    assert fitter.success_.tolist() == [False, True]
+    assert out.success.tolist() == [False, True]
     assert np.isnan(out[0].constants).all()
     np.testing.assert_allclose(out[1].constants, [0.0], atol=1e-12)
     assert fitter.n_failed_ == 1
@@ -241,8 +242,9 @@ def test_constant_only_and_variable_free_expressions():
     X = np.linspace(0, 1, 25)[:, None]
     y = 3.0 + X[:, 0]
     fitter = ConstantFitter(X, y, random_state=0)
-    c, cc, sc = fitter.fit([names("c"), names("add c c"), names("sin c")])
-    assert fitter.success_.all()
+    fits = fitter.fit([names("c"), names("add c c"), names("sin c")])
+    c, cc, sc = fits
+    assert fits.success.all()
     np.testing.assert_allclose(c.constants, [y.mean()], rtol=1e-10)
     np.testing.assert_allclose(cc.evaluate(X), y.mean(), rtol=1e-8)  # singular, still fitted
     np.testing.assert_allclose(sc.evaluate(X), 1.0, rtol=1e-6)  # best a sine can do: 1
@@ -367,8 +369,9 @@ def test_exponents_over_negative_bases_are_fitted_as_integers(powers):
     structure = names(" ".join(["add"] * len(powers)) + " x0" + " pow x0 c" * len(powers))
     for seed in range(10):
         fitter = ConstantFitter(x[:, None], y, random_state=seed)
-        (fitted,) = fitter.fit([structure])
-        assert fitter.success_[0]
+        fits = fitter.fit([structure])
+        (fitted,) = fits
+        assert fits.success[0]
         np.testing.assert_array_equal(np.sort(fitted.constants), sorted(powers))
         assert np.mean((fitted.evaluate(x[:, None]) - y) ** 2) < 1e-24
 
@@ -394,12 +397,13 @@ def test_rounded_exponent_is_held_while_the_other_constants_are_refitted():
     y = np.exp(x)
     structure = names("add c mul c pow x0 c")
     fitter = ConstantFitter(x[:, None], y, random_state=0)
-    (fitted,) = fitter.fit([structure], keep_outputs=True)
-    assert fitter.success_[0]
+    fits = fitter.fit([structure], keep_outputs=True)
+    (fitted,) = fits
+    assert fits.success[0]
     intercept, slope, exponent = fitted.constants
     assert exponent == 1.0
     np.testing.assert_allclose([slope, intercept], np.polyfit(x, y, 1), rtol=1e-8)
-    out = fitter.outputs_[fit_key(structure)]
+    out = fits.outputs[fit_key(structure)]
     np.testing.assert_allclose(out, fitted.evaluate(x[:, None]), rtol=1e-12)
 
 

@@ -21,17 +21,28 @@ def test_formulas_keep_residual_degrees_of_freedom():
     assert fittable_constants(10, 6) == 4
     assert fittable_constants(10, 2) == 0
     assert fittable_constants(3, 1000) == 3
-    with pytest.warns(SmallDataWarning, match="max_constants=2") as caught:
-        model = CADSRRegressor(**{**TINY, "n_epochs": 4}).fit(X6, Y6)
+    with pytest.warns(SmallDataWarning, match="max_constants='auto'") as caught:
+        model = CADSRRegressor(**{**TINY, "n_epochs": 4, "max_constants": 10}).fit(X6, Y6)
+    assert "(a third of the rows, 2 here)" in str(caught[0].message)
     assert caught[0].filename == __file__  # reported where fit was called
     for tree in model.equations_["expression"]:
         assert tree.n_fitted <= len(Y6) - MIN_RESIDUAL_DOF
 
 
-def test_no_warning_when_the_constants_fit_the_table():
+def test_auto_keeps_three_rows_per_constant_up_to_ten():
+    assert [fittable_constants("auto", s) for s in (2, 3, 4, 6, 8, 14, 30, 200)] == [
+        0, 1, 1, 2, 2, 4, 10, 10]
+    assert fittable_constants("auto", 5.999999999999) == 2  # weights summing to 6
+
+
+@pytest.mark.parametrize("max_constants", ["auto", 2])
+def test_no_warning_when_the_constants_fit_the_table(max_constants):
     with warnings.catch_warnings():
         warnings.simplefilter("error", SmallDataWarning)
-        CADSRRegressor(**{**TINY, "max_constants": 2}).fit(X6, Y6)
+        model = CADSRRegressor(**{**TINY, "n_epochs": 4, "max_constants": max_constants}).fit(
+            X6, Y6)
+    for row in model.pareto_front_:
+        assert row.expression.n_constants <= 2  # constant tokens, snapped ones too
 
 
 def test_an_exact_fit_needs_rows_to_spare():

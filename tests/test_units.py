@@ -301,3 +301,28 @@ def test_exponents_off_the_table_leave_the_masks_loose_not_wrong():
     assert check_units(product, units).consistent
     forced = _sampler(units, library, max_length=4).teacher_force([product.tokens])
     assert not forced.broken[0]  # no mask had to yield on the way
+
+
+def test_a_screened_batch_with_a_rejected_formula_keeps_each_fit_with_its_formula():
+    # With screening (more rows than the screening subsample), a formula the units check
+    # rejects is never fitted: the batch's other fits must not be read as its
+    # (it was once fitted again on all rows, rejected a second time, and counted twice).
+    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.rewards import make_reward
+    from cadsr_sklearn.scoring import Scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2, (400, 2))
+    y = 0.5 * X[:, 0] * X[:, 1] ** 2
+    library = Library(2, unary_operators=("sin", "log"))
+    units = parse_units(**SPRING, feature_names=["k", "x"])
+    fitter = ConstantFitter(X, y, random_state=0, const_fit_samples=400)
+    scorer = Scorer(fitter, make_reward("bic", y), lambda p: float(np.mean((p - y) ** 2)), X,
+                    screen=fitter.screening_fitter(60), units=units)
+    wrong = _expression(library, "add c x0".split())  # kg/s² + a number
+    law = _expression(library, "mul c mul x0 mul x1 x1".split())
+    rejected, found = scorer([wrong, law])
+    assert rejected.rejected_for_units and rejected.reward == -np.inf
+    assert not found.rejected_for_units and found.loss < 1e-20
+    assert scorer.n_rejected_for_units == 1
+    assert wrong.key not in scorer.fitted_on_all_rows

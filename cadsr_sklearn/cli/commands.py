@@ -210,7 +210,7 @@ def cmd_fit(args) -> int:
         raise UsageError(str(err).splitlines()[0]) from None
     for note in advice:  # the small-table advice, as a note rather than a Python warning
         if issubclass(note.category, SmallDataWarning):
-            print(f"Note: {note.message}\n  (on the command line: --param max_constants=N, "
+            print(f"Note: {note.message}\n  (on the command line: --param max_constants=auto, "
                   "and --validation F to hold rows out)", file=sys.stderr)
         else:
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
