@@ -304,6 +304,21 @@ class Sampler:
             batch.log_probs, batch.entropies = log_probs_under(self.policy, batch)
         return batch
 
+    def keep_structure(self, batch: Batch) -> None:
+        """Keep the places, masks and priors of ``batch``'s trees for :meth:`teacher_force`.
+
+        A sampled batch already holds them (the same function of each tree's tokens that
+        forcing computes), so trees that go on to the replay buffer are never forced
+        from scratch.
+        """
+        dev = self.device
+        for i, tokens in enumerate(batch.token_lists()):
+            key = (dev, tokens)
+            if key not in self._forced:
+                self._forced[key] = batch[i:i + 1]
+        while len(self._forced) > _FORCED_KEPT:  # oldest first
+            del self._forced[next(iter(self._forced))]
+
     def _force_structure(self, token_lists: Sequence[Sequence[int]],
                          positions: Sequence[int]) -> Batch:
         """:meth:`teacher_force` without the log-probabilities: places, masks, priors.

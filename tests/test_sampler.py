@@ -1,5 +1,7 @@
 """Sampler and Batch: log-prob invariant, reproducibility, uniqueness, re-scoring helpers."""
 
+import copy
+
 import numpy as np
 import pytest
 import torch
@@ -71,6 +73,20 @@ def test_rescoring_reproduces_sampling_log_probs(options):
     assert torch.allclose(forced.priors, batch.priors)
     assert torch.allclose(forced.log_probs, batch.log_probs, atol=1e-5)
     assert torch.allclose(forced.entropies, batch.entropies, atol=1e-5)
+
+
+def test_kept_trees_are_not_forced_again():
+    s = make_sampler(priors=Priors(LIB, uniform_arity=True, length=6), parent_sibling=True)
+    batch = s.sample(60, gen(2))
+    s.keep_structure(batch)
+    # the replay buffer's trees come from sampled batches: forcing them needs no constraint
+    s.constraints = copy.copy(s.constraints)
+    s.constraints.mask = lambda state: pytest.fail("a kept tree was forced again")
+    forced = s.teacher_force(batch.token_lists()[::-1])
+    for name in ("horizontal", "priors", "masks", "depth", "parent", "sibling", "tokens"):
+        assert torch.equal(getattr(forced, name), getattr(batch, name).flip(0)), name
+    assert torch.allclose(forced.log_probs, batch.log_probs.flip(0), atol=1e-5)
+    assert torch.allclose(forced.entropies, batch.entropies.flip(0), atol=1e-5)
 
 
 def test_batch_layout_and_padding(batch):
