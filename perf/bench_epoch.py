@@ -21,6 +21,8 @@ final line, a JSON object.
     python perf/bench_epoch.py [--case realistic] [--epochs 30] [--seeds 0,1,2] [--n-jobs 1]
                                [--param criterion=reward ...] [--units]
 
+The device is the CPU unless ``--param device=cuda`` says otherwise.
+
 ``--units`` fits with the problem's physical units (``X_units``, ``y_units``), so the
 sampler and the update run under the dimensional constraint.
 """
@@ -46,8 +48,8 @@ def epochs_of_one_fit(case: dict, seed: int, n_epochs: int, n_jobs: int | None,
                       params: dict, units: bool = False) -> list[dict]:
     problem = get_problem(case["problem"])
     data = problem.sample(seed=seed, noise=case["noise"], n_train=case["rows"])
-    model = CADSRRegressor(n_epochs=n_epochs, tol=0.0, random_state=seed, device="cpu",
-                           n_jobs=n_jobs, **params)
+    model = CADSRRegressor(**{"n_epochs": n_epochs, "tol": 0.0, "random_state": seed,
+                              "device": "cpu", "n_jobs": n_jobs, **params})
     given = dict(X_units=list(problem.units), y_units=problem.target_units) if units else {}
     model.fit(data.X_train, data.y_train, **given)
     return model.history_[1:]  # the first epoch pays one-off warm-up costs
