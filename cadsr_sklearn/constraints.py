@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -59,7 +59,7 @@ from .positions import child_position
 from .unit_masks import UnitTables, UnitTracker
 from .units import Units
 
-__all__ = ["TreeState", "Constraints", "NestingLimit", "nesting_limits"]
+__all__ = ["TreeState", "Constraints", "ForcedStep", "NestingLimit", "nesting_limits"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,22 @@ def nesting_limits(nested_constraints: Mapping[str, Mapping[str, int]] | None,
                                  f"integer ≥ 0, got {limit!r}.")
             limits[outer_name, inner_name] = int(limit)
     return tuple(NestingLimit(o, i, n) for (o, i), n in limits.items())
+
+
+@dataclass(frozen=True)
+class ForcedStep:
+    """One node of trees replayed through the rules (:meth:`Constraints.force`)."""
+
+    t: int  # the node's BFS position
+    state: "TreeState"  # the trees before node t's token is taken
+    mask: torch.Tensor  # (n, V) bool: what the rules allow at node t
+    token: torch.Tensor  # (n,) the token given there (a terminal where the tree has ended)
+    live: torch.Tensor  # (n,) bool: the tree has a node t
+
+    @property
+    def allowed(self) -> torch.Tensor:
+        """(n,) bool: the rules allow the token given."""
+        return self.mask.gather(1, self.token.unsqueeze(1)).squeeze(1)
 
 
 class TreeState:
@@ -510,11 +526,30 @@ class Constraints:
                          nesting_outer=self.nesting_outer if self.nesting_limits else None,
                          nesting_inner=self.nesting_inner if self.nesting_limits else None)
 
+    def force(self, tokens: torch.Tensor, lengths: torch.Tensor,
+              start_token: int | None = None) -> Iterator[ForcedStep]:
+        """Replay the rules node by node over given trees, as if each were being sampled.
+
+        ``tokens`` (n, T) holds BFS token ids (anything past ``lengths`` (n,)). Each step
+        yields, before node ``t``'s token is taken, the state, the mask of the rules and
+        the token; a tree that has ended takes a terminal there, so that its state stays
+        consistent. The one way trees made outside the sampler meet the rules: forced
+        re-scoring (:meth:`~cadsr_sklearn.sampler.Sampler.teacher_force`), pruning's
+        edits (:meth:`admits`) and a user's guesses.
+        """
+        state = self.new_state(len(tokens), start_token, tokens.device)
+        filler = int(self.library.variable_ids[0])
+        for t in range(int(lengths.max()) if len(lengths) else 0):
+            live = lengths > t
+            token = torch.where(live, tokens[:, t], filler)
+            yield ForcedStep(t, state, self.mask(state), token, live)
+            state.advance(token)
+
     def admits(self, token_lists: Sequence[Sequence[int]]) -> np.ndarray:
         """Whether each complete BFS token sequence obeys every rule: bool (n,).
 
-        The rules are replayed node by node, as if each sequence were being
-        sampled; for expressions built outside the sampler (pruning).
+        The rules are replayed node by node (:meth:`force`); for expressions built
+        outside the sampler (pruning).
         """
         n = len(token_lists)
         ok = np.array([0 < len(seq) <= self.max_length for seq in token_lists], dtype=bool)
@@ -527,15 +562,9 @@ class Constraints:
         for i, seq in enumerate(token_lists):
             if ok[i]:
                 tokens[i, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
-        state = self.new_state(n, device=device)
-        filler = int(self.library.variable_ids[0])  # keeps finished rows' state consistent
         allowed_so_far = torch.as_tensor(ok, device=device)
-        for t in range(int(lengths.max())):
-            live = lengths > t
-            forced = torch.where(live, tokens[:, t], filler)
-            allowed = self.mask(state).gather(1, forced.unsqueeze(1)).squeeze(1)
-            allowed_so_far &= allowed | ~live
-            state.advance(forced)
+        for step in self.force(tokens, lengths):
+            allowed_so_far &= step.allowed | ~step.live
         return allowed_so_far.cpu().numpy()
 
     def mask(self, state: TreeState) -> torch.Tensor:

@@ -94,15 +94,16 @@ def rejection(constraints: Constraints, expression: Expression) -> str:
     if len(expression) > constraints.max_length:
         return (f"its tree has {len(expression)} nodes, more than max_length="
                 f"{constraints.max_length}.")
-    state = constraints.new_state(1)
-    for t, token in enumerate(expression.tokens):
-        if not constraints.mask(state)[0, token]:
-            rule = next((r for r in constraints.rules if _bans(r, constraints, state, token)),
-                        None)
+    tokens = torch.tensor([expression.tokens])
+    for step in constraints.force(tokens, torch.tensor([len(expression)])):
+        if not bool(step.allowed[0]):
+            token = int(step.token[0])
+            rule = next((r for r in constraints.rules
+                         if _bans(r, constraints, step.state, token)), None)
             why = "" if rule is None else f" ({_rule_text(rule)})"
-            return (f"node {t} of its tree (breadth-first order), {library.names[token]!r}, "
-                    f"breaks the sampler's rule {getattr(rule, '__name__', '?')}{why}.")
-        state.advance(torch.tensor([token]))
+            return (f"node {step.t} of its tree (breadth-first order), "
+                    f"{library.names[token]!r}, breaks the sampler's rule "
+                    f"{getattr(rule, '__name__', '?')}{why}.")
     return "the sampler's constraints ban it."
 
 

@@ -341,16 +341,13 @@ class Sampler:
             padded.append(seq + [PAD] * (T - len(seq)))
         tokens = out["tokens"] = torch.tensor(padded, dtype=torch.long, device=dev)
         lengths = out["lengths"] = (tokens != PAD).sum(1)
-        state = self.constraints.new_state(n, self.policy.start_token, dev)
-        for t in range(int(lengths.max())):
-            live = lengths > t
-            mask = self.constraints.mask(state)
-            # Finished rows take a harmless terminal so the state stays consistent.
-            forced = torch.where(live, tokens[:, t], int(self.library.variable_ids[0]))
-            ok = mask.gather(1, forced.unsqueeze(1)).squeeze(1) | ~live
+        none = len(self.library)
+        for step in self.constraints.force(tokens, lengths, self.policy.start_token):
+            t, state, mask, live = step.t, step.state, step.mask, step.live
+            ok = step.allowed | ~live
             if not bool(ok.all()):
                 i = int((~ok).nonzero()[0])
-                name = self.library.names[int(forced[i])]
+                name = self.library.names[int(step.token[i])]
                 raise ValueError(
                     f"Sequence {positions[i]}: token {name!r} at BFS position {t} breaks the "
                     f"constraints."
@@ -358,7 +355,6 @@ class Sampler:
             out["masks"][:, t] = mask & live.unsqueeze(1)
             out["depth"][:, t] = torch.where(live, state.depth[:, t], 0)
             out["horizontal"][:, t] = torch.where(live, state.horizontal[:, t], 0.0)
-            none = len(self.library)
             out["parent"][:, t] = torch.where(live, state.parent[:, t], none)
             out["sibling"][:, t] = torch.where(live, state.left_sibling(), none)
             last = lengths == t + 1
@@ -366,7 +362,6 @@ class Sampler:
                 out["priors"][:, t] = self.priors(state) * live.unsqueeze(1)
             if state.units is not None:
                 out["broken"][last] = state.units.violated[last]
-            state.advance(forced)
         return Batch(**out)
 
 
