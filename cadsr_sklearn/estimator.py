@@ -77,9 +77,10 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Maximum number of nodes ν of a tree (the paper's "max depth 32").
     max_constants : int or "auto", default="auto"
         Maximum number of constant tokens in a tree. ``"auto"`` allows 10, and
-        at most one per three training rows (at least one): six rows are
-        searched with two constants, the most they can pin, so that a formula
-        cannot buy a closer fit of a small table with a correction term. Never
+        on small tables two or one per three training rows, whichever is more:
+        six rows are searched with two constants, the most they can pin, so
+        that a formula cannot buy a closer fit of a small table with a
+        correction term. Never
         more than the training rows minus 2, so that every formula keeps
         residual degrees of freedom (one with as many constants as rows passes
         through any data).
@@ -600,8 +601,9 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         Warns
         -----
         SmallDataWarning
-            When the table has fewer than three rows per constant that an
-            explicit ``max_constants`` allows, with what to do (see the user guide's "Small
+            When the table has fewer than six rows, or fewer than three rows
+            per constant that an explicit ``max_constants`` allows, with what
+            to do (see the user guide's "Small
             tables").
         """
         return self._fit(X, y, sample_weight, X_units=X_units, y_units=y_units)

@@ -48,11 +48,11 @@ AUTO_MAX_CONSTANTS = 10
 def fittable_constants(max_constants: int | str, n_rows: float) -> int:
     """The constant tokens a sampled formula may hold.
 
-    ``max_constants`` is the user's cap; ``"auto"`` is :data:`AUTO_MAX_CONSTANTS` and at
-    most one constant per :data:`ROWS_PER_CONSTANT` rows (at least one), so that six rows
-    are searched with two constants, the most they can pin. Whatever the cap, a formula
-    holds at most ``n_rows − MIN_RESIDUAL_DOF`` constants, so that it leaves residual
-    degrees of freedom.
+    ``max_constants`` is the user's cap; ``"auto"`` is two (a line, a power law), one per
+    :data:`ROWS_PER_CONSTANT` rows beyond that, and at most :data:`AUTO_MAX_CONSTANTS`:
+    so that six rows are searched with two constants, the most they can pin. Whatever
+    the cap, a formula holds at most ``n_rows − MIN_RESIDUAL_DOF`` constants, so that it
+    leaves residual degrees of freedom.
 
     ``n_rows`` is S, the number of observations (with frequency weights their sum, which
     need not be whole)."""
@@ -63,7 +63,7 @@ def constant_cap(max_constants: int | str, n_rows: float) -> int:
     """``max_constants`` as a number: ``"auto"`` resolved for S = ``n_rows``, before the
     residual degrees of freedom of :func:`fittable_constants` are kept."""
     if max_constants == "auto":
-        return min(AUTO_MAX_CONSTANTS, max(1, _whole(n_rows) // ROWS_PER_CONSTANT))
+        return min(AUTO_MAX_CONSTANTS, max(2, _whole(n_rows) // ROWS_PER_CONSTANT))
     return max_constants
 
 

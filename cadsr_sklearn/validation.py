@@ -112,7 +112,8 @@ def warn_if_small(n_rows: float, max_constants: int | str, weighted: bool = Fals
 
     ``n_rows`` is S, the number of observations: with (frequency) sample
     weights, ``weighted``, their sum. ``max_constants="auto"`` keeps to a third of the
-    rows (:func:`~cadsr_sklearn.scoring.constant_cap`), so it warns only below three rows.
+    rows from six rows up (:func:`~cadsr_sklearn.scoring.constant_cap`), so it warns only
+    on fewer rows.
     """
     cap = constant_cap(max_constants, n_rows)
     if n_rows >= ROWS_PER_CONSTANT * cap:

@@ -2,7 +2,8 @@
 
 Six rows (semi-major axis a in AU, orbital period P in days; public values). With
 this few rows a formula with as many constants as rows passes through any data, so
-the search allows one constant per three rows (``max_constants="auto"``: two here)
+the search allows two constants, or one per three rows where that is more
+(``max_constants="auto"``: two here)
 and judges the answer by its description length (``criterion="mdl"``): a formula
 gains nothing by fitting six points more closely than its residual degrees of freedom
 can vouch for, and every literal and every digit of a constant is paid for. Then the

@@ -29,9 +29,9 @@ def test_formulas_keep_residual_degrees_of_freedom():
         assert tree.n_fitted <= len(Y6) - MIN_RESIDUAL_DOF
 
 
-def test_auto_keeps_three_rows_per_constant_up_to_ten():
-    assert [fittable_constants("auto", s) for s in (2, 3, 4, 6, 8, 14, 30, 200)] == [
-        0, 1, 1, 2, 2, 4, 10, 10]
+def test_auto_allows_two_constants_and_one_per_three_rows_up_to_ten():
+    assert [fittable_constants("auto", s) for s in (2, 3, 4, 6, 8, 9, 14, 30, 200)] == [
+        0, 1, 2, 2, 2, 3, 4, 10, 10]
     assert fittable_constants("auto", 5.999999999999) == 2  # weights summing to 6
 
 
