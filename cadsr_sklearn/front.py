@@ -154,9 +154,9 @@ def front_row(c: Candidate, X: np.ndarray, y: np.ndarray, sample_weight: np.ndar
               before: Candidate | None = None, keep: Sequence[str] = ()) -> FrontRow:
     """The row that reports the scored candidate ``c``; the arguments as for
     :func:`report_front`, ``before`` its fit before snapping where snapping changed it."""
-    equation = formula(c.expression, X, names, simplify, keep)
     with np.errstate(all="ignore"):
-        reference = c.expression.evaluate(X)
+        reference = c.expression.evaluate(X)  # what the shown forms must predict
+    equation = formula(c.expression, X, reference, names, simplify, keep)
     d = faithful_digits(equation, [sympy.Symbol(n) for n in names], X, reference)
     seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
     unsnapped = None
@@ -175,18 +175,17 @@ def front_row(c: Candidate, X: np.ndarray, y: np.ndarray, sample_weight: np.ndar
         unsnapped_uncertainty=None if unsnapped is None else unsnapped[1])
 
 
-def formula(expression: Expression, X: np.ndarray, names: list[str],
+def formula(expression: Expression, X: np.ndarray, reference: np.ndarray, names: list[str],
             simplify: bool, keep: Sequence[str] = ()) -> sympy.Expr:
     """``expression`` in SymPy and the feature ``names``.
 
-    With ``simplify``, its shortest form equal to it on the training rows ``X``
-    that still holds each of the symbols ``keep`` that the tree's form holds.
+    With ``simplify``, its shortest form equal to it on the training rows ``X``, where
+    it predicts ``reference``, that still holds each of the symbols ``keep`` that the
+    tree's form holds.
     """
     written = expression.to_sympy(names)
     if not simplify:
         return written
-    with np.errstate(all="ignore"):
-        reference = expression.evaluate(X)
     return simplest_equivalent(written, X, reference, [sympy.Symbol(n) for n in names],
                                keep=[sympy.Symbol(n) for n in keep])
 
