@@ -25,7 +25,7 @@ import torch
 
 from . import checkpoint
 from .checkpoint import CheckpointWriter
-from .search import Search, build_search
+from .search import Search, build_scoring
 from .units import Units
 
 __all__ = ["SearchSaver", "FrontFile", "continued_search"]
@@ -47,8 +47,7 @@ def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
         _check_continuable(saved.search, params, X, units, "warm_start cannot continue it",
                            "Set warm_start=False to start afresh.")
         if saved.fingerprint != fingerprint:  # new data: the kept candidates rescored
-            fresh = build_search(params, X, y, sample_weight, device, 0, 0, units)
-            saved.search.adopt_data(fresh)
+            saved.search.adopt_data(build_scoring(params, X, y, sample_weight, 0, units))
         saved.search.new_call(params)
         return saved.search
     path = params["checkpoint"]

@@ -34,7 +34,7 @@ from .expression import Expression
 from .formula_parser import formula_text, parse_formula
 from .front import FrontRow, front_row
 from .scoring import Candidate, Scorer
-from .search import Search, build_search
+from .search import Search, build_library, build_scoring
 
 __all__ = ["GuessRow", "guess_expressions", "rejection", "seed_search", "guess_rows",
            "formula_row", "verdict"]
@@ -171,13 +171,13 @@ def formula_row(formula, params, X: np.ndarray, y: np.ndarray,
     """``formula`` fitted and scored on ``(X, y)`` as a search with ``params`` (an
     estimator's ``get_params()``) would score it, its constant fitter seeded with
     ``numpy_seed``. No sampler constraint applies: nothing is sampled."""
-    search = build_search(params, X, y, sample_weight, torch.device("cpu"), 0, numpy_seed)
+    scoring = build_scoring(params, X, y, sample_weight, numpy_seed)
     label = f"The formula {formula_text(formula)!r}"
-    expression = parsed(formula, names, search.library, label)
-    [candidate] = scored(search.final_scorer, [expression], [label])
+    expression = parsed(formula, names, build_library(params, X.shape[1]), label)
+    [candidate] = scored(scoring.final_scorer, [expression], [label])
     return GuessRow.of(front_row(candidate, X, y, sample_weight, list(names),
-                                 simplify=params["simplify"], y_variance=search.y_variance,
-                                 fitted_rows=search.final_scorer.fitted_rows),
+                                 simplify=params["simplify"], y_variance=scoring.y_variance,
+                                 fitted_rows=scoring.final_scorer.fitted_rows),
                       formula_text(formula))
 
 

@@ -30,7 +30,8 @@ from .units import Units
 from .refinement import refine
 from .training import LoopState, SearchParts, SearchResult, TrainingConfig, run_search
 
-__all__ = ["Search", "build_search", "score_batch", "batch_weights", "STRUCTURE"]
+__all__ = ["Search", "Scoring", "build_search", "build_library", "build_scoring", "score_batch",
+           "batch_weights", "STRUCTURE"]
 
 #: The parameters that shape a search's pieces (token library, policy, constraints,
 #: priors, constant fitter, reward): a search can only be continued with the same
@@ -105,14 +106,14 @@ class Search(SearchParts):
                                    else [])
         return [f for s in scorers for f in (s.fitter, s.screen) if f is not None]
 
-    def adopt_data(self, other: "Search") -> None:
-        """Go on with this policy on ``other``'s data: its scorer, and the candidates rescored.
+    def adopt_data(self, scoring: "Scoring") -> None:
+        """Go on with this policy on new data: its ``scoring``, and the candidates rescored.
 
         The replay buffer, τ* and the hall of fame hold rewards of the old data;
         their constants are refitted and their rewards computed on the new.
         """
-        self.scorer, self.final_scorer = other.scorer, other.final_scorer
-        self.exact_loss, self.y_variance = other.exact_loss, other.y_variance
+        self.scorer, self.final_scorer = scoring.scorer, scoring.final_scorer
+        self.exact_loss, self.y_variance = scoring.exact_loss, scoring.y_variance
         state = self.state
         members = list(state.hall_of_fame.by_complexity.values()) + state.replay
         if state.best is not None:
@@ -140,9 +141,7 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     gets two scorers: the loop's, on a batch of rows (:func:`score_batch`,
     :func:`batch_weights`), and the final one on every row.
     """
-    library = Library(X.shape[1], params["binary_operators"], params["unary_operators"],
-                      use_constants=params["use_constants"], use_one=params["use_one"],
-                      operator_complexity=params["operator_complexity"])
+    library = build_library(params, X.shape[1])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(torch_seed)  # weight initialisation without touching global RNG state
         policy = Policy(
@@ -168,8 +167,41 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"],
                     units=units is not None)
     sampler = Sampler(policy, library, constraints, priors)
+    scoring = build_scoring(params, X, y, sample_weight, numpy_seed, units)
+    structure = {name: params[name] for name in STRUCTURE}
+    return Search(library=library, policy=policy, sampler=sampler, scorer=scoring.scorer,
+                  final_scorer=scoring.final_scorer, config=TrainingConfig.from_params(params),
+                  generator=generator, exact_loss=scoring.exact_loss,
+                  state=LoopState.start(policy), y_variance=scoring.y_variance,
+                  structure=structure, units=units)
+
+
+def build_library(params: Mapping[str, Any], n_features: int) -> Library:
+    """The token library of a search with ``params`` on ``n_features`` features."""
+    return Library(n_features, params["binary_operators"], params["unary_operators"],
+                   use_constants=params["use_constants"], use_one=params["use_one"],
+                   operator_complexity=params["operator_complexity"])
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a search with given parameters scores formulas on given data: the loop's scorer
+    (on a batch of a large table's rows), the final one (every row; the same object
+    without a batch), the exact fit's loss (the "tol" stop) and the targets' variance."""
+
+    scorer: Scorer
+    final_scorer: Scorer
+    exact_loss: float
+    y_variance: float
+
+
+def build_scoring(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
+                  sample_weight: np.ndarray | None, numpy_seed: int,
+                  units: Units | None = None) -> Scoring:
+    """The scorers of a search with ``params`` on ``(X, y)``, seeded as :func:`build_search`
+    seeds them: a policy's search, a warm start on new data and a formula scored alone
+    all fit constants alike."""
     config = TrainingConfig.from_params(params)
-    state = LoopState.start(policy)
     final_scorer = _scorer(params, X, y, sample_weight, np.random.default_rng(numpy_seed),
                            units, config)
     batch = score_batch(y, params["row_batch"], numpy_seed)
@@ -178,12 +210,8 @@ def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
         np.random.default_rng([numpy_seed, 1]), units, config)
     y_mean = np.average(y, weights=sample_weight)
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
-    exact_loss = _exact_loss(params["tol"], y_variance, final_scorer.reward.floor)
-    structure = {name: params[name] for name in STRUCTURE}
-    return Search(library=library, policy=policy, sampler=sampler, scorer=scorer,
-                  final_scorer=final_scorer, config=config, generator=generator,
-                  exact_loss=exact_loss, state=state, y_variance=y_variance,
-                  structure=structure, units=units)
+    return Scoring(scorer, final_scorer, _exact_loss(params["tol"], y_variance,
+                                                     final_scorer.reward.floor), y_variance)
 
 
 def score_batch(y: np.ndarray, row_batch: int | None, numpy_seed: int) -> np.ndarray | None:
