@@ -13,6 +13,7 @@ estimator (``equations_["formula"]``, :meth:`~cadsr_sklearn.CADSRRegressor.latex
 
 from __future__ import annotations
 
+import html
 import keyword
 import math
 import numbers
@@ -24,7 +25,8 @@ import sympy
 
 __all__ = ["DISPLAY_RTOL", "DISPLAY_DIGITS", "check_precision", "faithful_digits", "lambdified",
            "r2_from_loss", "round_floats", "rounded_float", "rounded_latex", "symbol_names",
-           "sympy_values", "column_labels", "target_names", "labelled_text"]
+           "sympy_values", "column_labels", "target_names", "labelled_text", "shortened",
+           "html_text"]
 
 DISPLAY_RTOL = 1e-3
 """A displayed form may move no training prediction by more than this times the largest |ŷ|."""
@@ -43,6 +45,17 @@ def r2_from_loss(loss, y_variance: float):
     if not y_variance > 0:
         return math.nan
     return 1.0 - loss / y_variance
+
+
+def shortened(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, an ellipsis where it was cut."""
+    width = max(width, 1)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def html_text(text) -> str:
+    """``text`` (anything, as ``str``) escaped for HTML, quotes too (safe in attributes)."""
+    return html.escape(str(text), quote=True)
 
 
 def check_precision(precision) -> int:

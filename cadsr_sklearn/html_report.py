@@ -48,7 +48,7 @@ import sympy
 from sympy.printing.mathml import MathMLPresentationPrinter
 
 from ._version import __version__
-from .display import DISPLAY_DIGITS
+from .display import DISPLAY_DIGITS, html_text
 from .front import constant_rows
 from .multioutput import outputs_of
 from .units import describe_units
@@ -182,7 +182,7 @@ def report_html(model, X=None, y=None, *, data_name: str | None = None) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-        f"<title>CADSR report: {_e(title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
+        f"<title>CADSR report: {html_text(title)}</title>\n<style>{_STYLE}</style>\n</head>\n"
         "<body>\n<main>\n" + "\n".join(body) + "\n</main>\n</body>\n</html>\n"
     )
 
@@ -226,8 +226,8 @@ def _header(model, outputs) -> str:
     several = len(outputs) > 1
     lines = ["<header>", "<h1>CADSR symbolic regression report</h1>",
              f"<p class=\"muted\">{len(outputs)} output{'s' if several else ''}; written by "
-             f"cadsr-sklearn {_e(__version__)}; model saved with cadsr-sklearn "
-             f"{_e(str(model.version_))}</p>"]
+             f"cadsr-sklearn {html_text(__version__)}; model saved with cadsr-sklearn "
+             f"{html_text(str(model.version_))}</p>"]
     if getattr(model, "interrupted_", False):
         lines.append("<p class=\"banner\"><strong>Interrupted.</strong> The search was "
                      "stopped with Ctrl-C before its budget ran out; what follows is the best "
@@ -238,7 +238,7 @@ def _header(model, outputs) -> str:
 
 def _output_section(estimator, target: str, data, y, heading: str | None, salt: str) -> str:
     """Formula, run, constants, front and plots of one output's estimator."""
-    parts = ["<section>", f"<h2>{_e(heading or 'Chosen formula')}</h2>"]
+    parts = ["<section>", f"<h2>{html_text(heading or 'Chosen formula')}</h2>"]
     parts += [_formula_block(estimator, target), _run_facts(estimator),
               "<h3>Constants of the chosen formula</h3>", _constants_table(estimator),
               "<h3>Pareto front</h3>", _front_table(estimator),
@@ -252,18 +252,18 @@ def _formula_block(estimator, target: str) -> str:
                          if r["selected"])
     math_ml = formula_mathml(estimator, position, target=target, display="block")
     r2 = row.get("r2")
-    facts = [("Text", f"<code>{_e(target)} = {_e(row['formula'])}</code>"),
-             ("LaTeX", f"<code>{_e(estimator.latex())}</code>"),
-             ("Full precision", f"<code>{_e(str(row['equation']))}</code>"),
-             ("Complexity", f"k = {_e(str(row['complexity']))} "
+    facts = [("Text", f"<code>{html_text(target)} = {html_text(row['formula'])}</code>"),
+             ("LaTeX", f"<code>{html_text(estimator.latex())}</code>"),
+             ("Full precision", f"<code>{html_text(str(row['equation']))}</code>"),
+             ("Complexity", f"k = {html_text(str(row['complexity']))} "
                             "<span class=\"muted\">(nodes + fitted constants)</span>"),
              ("Training MSE", _num(row["loss"], ".4e"))]
     if r2 is not None:
         facts.append(("Training R²", _num(r2, ".6f")))
     units = describe_units(row["expression"], getattr(estimator, "data_units_", None))
     if units is not None:
-        facts.append(("Units", f"<code>{_e(units)}</code>"))
-    facts.append(("Chosen by", f"<code>model_selection={_e(repr(estimator.model_selection))}"
+        facts.append(("Units", f"<code>{html_text(units)}</code>"))
+    facts.append(("Chosen by", f"<code>model_selection={html_text(repr(estimator.model_selection))}"
                                "</code>"))
     return f"<div class=\"formula\">{math_ml}</div>\n{_facts(facts)}"
 
@@ -277,8 +277,8 @@ def _run_facts(estimator) -> str:
         stop += " (Ctrl-C: the best formula found so far is kept)"
     facts = [("Epochs", f"{estimator.n_epochs_}"),
              ("Expressions scored", f"{estimator.n_evaluations_}"),
-             ("Time", f"{seconds:.1f} s on {_e(str(estimator.device_))}"),
-             ("Stopped by", _e(stop))]
+             ("Time", f"{seconds:.1f} s on {html_text(str(estimator.device_))}"),
+             ("Stopped by", html_text(stop))]
     return "<h3>Search</h3>\n" + _facts(facts)
 
 
@@ -331,14 +331,14 @@ def _front_table(estimator) -> str:
     extra = [(c, c, ".4g") for c in rows[0] if c not in names | _NOT_NUMBERS]
     columns = known + extra
     head = ("<tr><th title=\"the index= of predict, sympy, latex, export\">row</th>"
-            + "".join(f"<th>{_e(h)}</th>" for _, h, _ in columns)
+            + "".join(f"<th>{html_text(h)}</th>" for _, h, _ in columns)
             + "<th class=\"left\">formula</th></tr>")
     lines = []
     for i, row in enumerate(rows):
         mark = "★ " if row["selected"] else ""
         cells = "".join(f"<td class=\"num\">{_num(row.get(c), f)}</td>" for c, _, f in columns)
         formula = (f"{formula_mathml(estimator, i)}<div class=\"textform mono\">"
-                   f"{_e(row['formula'])}</div>")
+                   f"{html_text(row['formula'])}</div>")
         css = " class=\"chosen\"" if row["selected"] else ""
         lines.append(f"<tr{css}>"
                      f"<td class=\"num\">{mark}{i}</td>{cells}"
@@ -363,13 +363,13 @@ def _data_section(model, outputs, data) -> str:
         "<th class=\"left\">symbol in the formulas</th>" if renamed else "") + (
         "<th class=\"left\">units</th>" if units else "") + "</tr>"
     body = "\n".join(
-        f"<tr><td class=\"left\">{_e(c)}</td>"
-        + (f"<td class=\"left mono\">{_e(s)}</td>" if renamed else "")
-        + (f"<td class=\"left mono\">{_e(units[i])}</td>" if units else "") + "</tr>"
+        f"<tr><td class=\"left\">{html_text(c)}</td>"
+        + (f"<td class=\"left mono\">{html_text(s)}</td>" if renamed else "")
+        + (f"<td class=\"left mono\">{html_text(units[i])}</td>" if units else "") + "</tr>"
         for i, (c, s) in enumerate(zip(columns, symbols)))
     facts = [("Features", f"{len(columns)}"),
              ("Target" + ("s" if len(outputs) > 1 else ""),
-              ", ".join(_e(t) for _, t, _ in outputs))]
+              ", ".join(html_text(t) for _, t, _ in outputs))]
     for estimator, target, y in outputs:
         spread = []
         variance = getattr(estimator, "y_variance_", None)
@@ -377,7 +377,7 @@ def _data_section(model, outputs, data) -> str:
             spread.append(f"standard deviation {_num(math.sqrt(variance))} in training")
         if y is not None:
             spread.append(f"from {_num(np.nanmin(y), '.6g')} to {_num(np.nanmax(y), '.6g')} in "
-                          f"{_e(data.name)}")
+                          f"{html_text(data.name)}")
         if spread:
             facts.append((target, "; ".join(spread)))
     if data is None:
@@ -385,7 +385,7 @@ def _data_section(model, outputs, data) -> str:
                               "predictions and count rows (<code>cadsr report MODEL --data "
                               "DATA.csv --target COLUMN</code>)."))
     else:
-        facts.append(("Rows", f"{data.n_rows} in {_e(data.name)}"))
+        facts.append(("Rows", f"{data.n_rows} in {html_text(data.name)}"))
     return ("<section>\n<h2>Data</h2>\n" + _facts(facts)
             + f"\n<div class=\"scroll\"><table>\n{head}\n{body}\n</table></div>\n</section>")
 
@@ -399,9 +399,10 @@ def _settings_section(model) -> str:
 
     def table(names, css):
         lines = "\n".join(
-            f"<tr{css}><td class=\"left mono\">{_e(n)}</td>"
-            f"<td class=\"left mono\">{_e(repr(params[n]))}</td>"
-            + (f"<td class=\"left mono muted\">{_e(repr(defaults.get(n)))}</td>" if css else "")
+            f"<tr{css}><td class=\"left mono\">{html_text(n)}</td>"
+            f"<td class=\"left mono\">{html_text(repr(params[n]))}</td>"
+            + (f"<td class=\"left mono muted\">{html_text(repr(defaults.get(n)))}</td>"
+               if css else "")
             + "</tr>" for n in names)
         head = ("<tr><th class=\"left\">parameter</th><th class=\"left\">value</th>"
                 + ("<th class=\"left\">default</th>" if css else "") + "</tr>")
@@ -461,7 +462,7 @@ def formula_mathml(estimator, index: int, target: str | None = None,
         symbol_like = target.isidentifier()
         lhs = _LabelledMathML({} if symbol_like else {target: target}).doprint(
             sympy.Symbol(target)) + "<mo>=</mo>"
-    alt = _e(("" if target is None else f"{target} = ") + str(expr))
+    alt = html_text(("" if target is None else f"{target} = ") + str(expr))
     return (f"<math display=\"{display}\" alttext=\"{alt}\"><mrow>{lhs}{rhs}</mrow></math>")
 
 
@@ -486,7 +487,7 @@ def _figures(estimator, target: str, data, y, salt: str) -> str:
 
         plotting._matplotlib()
     except ImportError:
-        return f"<p class=\"banner\">{_e(_NO_MATPLOTLIB)}</p>"
+        return f"<p class=\"banner\">{html_text(_NO_MATPLOTLIB)}</p>"
     figures = [
         (_pareto_front(estimator),
          "The Pareto front: training loss against complexity; the star is the chosen "
@@ -496,7 +497,7 @@ def _figures(estimator, target: str, data, y, salt: str) -> str:
     ]
     if data is not None:
         figures.append((_predicted_vs_true(estimator, target, data, y),
-                        f"Predicted against true {_e(target)} on {_e(data.name)} "
+                        f"Predicted against true {html_text(target)} on {html_text(data.name)} "
                         f"({data.n_rows} rows); points on the dashed line are exact."))
     parts = [f"<figure>{_svg(fig, f'{salt}-{k}')}<figcaption>{caption}</figcaption></figure>"
              for k, (fig, caption) in enumerate(figures)]
@@ -574,8 +575,6 @@ def _svg(fig, salt: str) -> str:
 
 
 # -------------------------------------------------------------------- helpers
-def _e(text: str) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _num(value, spec: str = ".4g") -> str:
@@ -585,7 +584,7 @@ def _num(value, spec: str = ".4g") -> str:
     try:
         x = float(value)
     except (TypeError, ValueError):
-        return _e(str(value))
+        return html_text(str(value))
     if math.isnan(x):
         return "<span class=\"muted\" title=\"not a number\">–</span>"
     if math.isinf(x):
@@ -600,7 +599,7 @@ def _cell(column: str, value) -> str:
         # errors to three digits; values and interval ends to six, so that they differ
         spec = ".3g" if column == "std_error" else ".6g"
         return f"<td class=\"num\">{_num(value, spec)}</td>"
-    return f"<td class=\"left mono\">{_e(value)}</td>"
+    return f"<td class=\"left mono\">{html_text(value)}</td>"
 
 
 def _interval_cell(low, high) -> str:
@@ -612,8 +611,8 @@ def _interval_cell(low, high) -> str:
 
 def _facts(pairs) -> str:
     """``(label, html)`` pairs as a definition list; the labels are escaped, the values not."""
-    return ("<dl class=\"facts\">" + "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in pairs)
-            + "</dl>")
+    return ("<dl class=\"facts\">"
+            + "".join(f"<dt>{html_text(k)}</dt><dd>{v}</dd>" for k, v in pairs) + "</dl>")
 
 
 def _defaults(model) -> dict:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .display import column_labels, labelled_text, r2_from_loss, round_floats
+from .display import column_labels, labelled_text, r2_from_loss, round_floats, shortened
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -88,10 +88,6 @@ def front_rows(model) -> list:
     one of the rows (``selected``)."""
     _check_fitted(model)
     return sorted(model.pareto_front_, key=lambda r: r.complexity)
-
-
-def _short(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _plain(text: str) -> str:
@@ -193,7 +189,7 @@ def plot_pareto_front(
             label="chosen (model_selection)",
         )
         ax.annotate(
-            _plain(_short(_formula(model, rows[i]), 45)),
+            _plain(shortened(_formula(model, rows[i]), 45)),
             (k[i], shown[i]),
             xytext=(10, 10),
             textcoords="offset points",
@@ -263,7 +259,7 @@ def _draw_table(ax: "Axes", rows: list[tuple]) -> None:
         cells = (
             f"{row.complexity}",
             f"{row.loss:.3e}",
-            _short(formula, 85),
+            shortened(formula, 85),
         )
         for (x, _, align, shift), text in zip(columns, cells, strict=True):
             ax.text(
@@ -424,7 +420,7 @@ def plot_predicted_vs_true(
         bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"),
     )
     formula = _formula(model, next(r for r in model.pareto_front_ if r.selected))
-    ax.set_title(title if title is not None else _plain(_short(f"{target} = {formula}", 60)),
+    ax.set_title(title if title is not None else _plain(shortened(f"{target} = {formula}", 60)),
                  fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     return fig

@@ -19,14 +19,13 @@ and left showing the last front when the fit ends or is interrupted.
 
 from __future__ import annotations
 
-import html
 import shutil
 import time
 
 import numpy as np
 import sympy
 
-from .display import faithful_digits, r2_from_loss, round_floats
+from .display import faithful_digits, html_text, r2_from_loss, round_floats, shortened
 
 __all__ = ["Progress"]
 
@@ -110,7 +109,7 @@ class Progress:
             f"{self.target} = {self.formula(best.expression)}"
         )
         room = shutil.get_terminal_size((80, 24)).columns - _BAR_WIDTH - 1
-        self.bar.set_postfix_str(_cut(text, room), refresh=refresh)
+        self.bar.set_postfix_str(shortened(text, room), refresh=refresh)
 
     def front_table(self, front) -> str:
         """The front as a small table: complexity, training R², formula."""
@@ -121,14 +120,14 @@ class Progress:
                 f"{cand.complexity:>4}  {self._r2(cand.loss):8.5f}  "
                 f"{self.formula(cand.expression)}"
             )
-            lines.append(_cut(line, width))
+            lines.append(shortened(line, width))
         return "\n".join(lines)
 
     def front_html(self, front) -> str:
         """The front as an HTML table: complexity, training R², formula."""
         rows = "".join(
             f"<tr><td>{cand.complexity}</td><td>{self._r2(cand.loss):.5f}</td>"
-            f"<td style='text-align:left'><code>{html.escape(self.formula(cand.expression))}"
+            f"<td style='text-align:left'><code>{html_text(self.formula(cand.expression))}"
             "</code></td></tr>" for cand in front)
         return ("<table><thead><tr><th>k</th><th>R²</th><th style='text-align:left'>formula"
                 f"</th></tr></thead><tbody>{rows}</tbody></table>")
@@ -181,7 +180,3 @@ def _notebook_handle():
     return display(_HTML("<i>CADSR: the Pareto front appears here.</i>"), display_id=True)
 
 
-def _cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, an ellipsis where it was cut."""
-    width = max(width, 1)
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -32,11 +32,10 @@ Every text that comes from the user (target and column names) is escaped.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from typing import Any
 
-from .display import r2_from_loss
+from .display import html_text, r2_from_loss, shortened
 from .guesses import verdict
 from .multioutput import outputs_of
 from .selection import SelectionError, chosen_row
@@ -93,10 +92,6 @@ def _more(n: int) -> str:
     return f"{n} more row{'s' if n > 1 else ''}"
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 # ----------------------------------------------------------------------- text
 def text_summary(model) -> str:
     """The lines ``print(model)`` adds under the parameter repr of a fitted ``model``."""
@@ -143,7 +138,7 @@ def _front_lines(output: _Output, rows: list) -> list[str]:
         row = rows[i]
         mark = "*" if i == output.position else " "
         r2 = f"  {_r2(output.estimator, row.loss):10.6f}" if with_r2 else ""
-        lines.append(f"{mark}{i:3d} {row.complexity:4d}{r2}  {_cut(row.formula, MAX_WIDTH)}")
+        lines.append(f"{mark}{i:3d} {row.complexity:4d}{r2}  {shortened(row.formula, MAX_WIDTH)}")
     if left_out:
         lines.append(f"… {_more(left_out)}: see equations_")
     return lines
@@ -170,7 +165,7 @@ def _guess_lines(output: _Output, rows: list) -> list[str]:
              "guess  k" + ("    train R²" if with_r2 else "") + "  formula (as written)"]
     for i, (guess, said) in enumerate(zip(guesses, _verdicts(output, rows))):
         r2 = f"  {_r2(output.estimator, guess.loss):10.6f}" if with_r2 else ""
-        text = _cut(f"{guess.formula}  ({guess.guess})", MAX_WIDTH)
+        text = shortened(f"{guess.formula}  ({guess.guess})", MAX_WIDTH)
         lines.append(f"{i:5d} {guess.complexity:2d}{r2}  {text}")
         if said:
             lines.append(f"      {said}")
@@ -192,13 +187,14 @@ def html_summary(model) -> str:
     for j, output in enumerate(outputs):
         rows = output.estimator.front_rows_
         if len(outputs) > 1:
-            parts.append(f"<div style=\"font-weight:600\">Output {j}: {_e(output.target)}</div>")
+            parts.append(f"<div style=\"font-weight:600\">Output {j}: "
+                         f"{html_text(output.target)}</div>")
         if output.position is None:
-            parts.append(f"<div style=\"{_BOX}\">{_e(output.problem)}</div>")
+            parts.append(f"<div style=\"{_BOX}\">{html_text(output.problem)}</div>")
         else:
             parts.append(f"<div style=\"{_BOX}\">{_formula(output)}</div>"
-                         f"<div style=\"{_MUTED}\">{_e(_facts(model, output, rows))}</div>")
-        parts += [f"<div style=\"{_MUTED}\">{_e(line.strip())}</div>"
+                         f"<div style=\"{_MUTED}\">{html_text(_facts(model, output, rows))}</div>")
+        parts += [f"<div style=\"{_MUTED}\">{html_text(line.strip())}</div>"
                   for line in _symbols(output.estimator)]
         parts.append(_front_table(output, rows))
         parts.append(_guess_table(output, rows))
@@ -217,7 +213,7 @@ def _formula(output: _Output) -> str:
         typeset = ""
     text = f"{output.target} = {row.formula}"
     return (f"<div style=\"font-size:1.25em\">{typeset}</div>" if typeset else "") + (
-        f"<code style=\"{_MUTED}\">{_e(text)}</code>")
+        f"<code style=\"{_MUTED}\">{html_text(text)}</code>")
 
 
 def _front_table(output: _Output, rows: list) -> str:
@@ -236,7 +232,8 @@ def _front_table(output: _Output, rows: list) -> str:
               if with_r2 else "")
         body.append(f"<tr{style}><td style=\"{_CELL}\">{'★ ' if chosen else ''}{i}</td>"
                     f"<td style=\"{_CELL}\">{row.complexity}</td>{r2}"
-                    f"<td style=\"{_CELL};text-align:left\"><code>{_e(row.formula)}</code></td>"
+                    f"<td style=\"{_CELL};text-align:left\">"
+                    f"<code>{html_text(row.formula)}</code></td>"
                     "</tr>")
     more = (f"<div style=\"{_MUTED}\">… {_more(left_out)}: see <code>equations_</code>"
             "</div>" if left_out else "")
@@ -260,14 +257,14 @@ def _guess_table(output: _Output, rows: list) -> str:
               if with_r2 else "")
         body.append(f"<tr><td style=\"{_CELL}\">{i}</td><td style=\"{_CELL}\">"
                     f"{guess.complexity}</td>{r2}"
-                    f"<td style=\"{_CELL};text-align:left\"><code>{_e(guess.formula)}</code></td>"
-                    f"<td style=\"{_CELL};text-align:left\"><code>{_e(guess.guess)}</code></td>"
-                    f"<td style=\"{_CELL};text-align:left\">{_e(said)}</td></tr>")
+                    f"<td style=\"{_CELL};text-align:left\">"
+                    f"<code>{html_text(guess.formula)}</code></td>"
+                    f"<td style=\"{_CELL};text-align:left\"><code>{html_text(guess.guess)}</code>"
+                    "</td>"
+                    f"<td style=\"{_CELL};text-align:left\">{html_text(said)}</td></tr>")
     return (f"<details open><summary style=\"{_MUTED}\">Your guesses ({len(guesses)}), "
             "fitted and scored as the search's formulas</summary><table style=\""
             f"border-collapse:collapse;font-variant-numeric:tabular-nums\">{head}"
             f"{''.join(body)}</table></details>")
 
 
-def _e(text) -> str:
-    return html.escape(str(text), quote=True)
