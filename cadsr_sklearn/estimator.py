@@ -717,7 +717,7 @@ class CADSRRegressor(RegressorMixin, BaseEstimator):
         # the chosen formula's attributes (expression_, constants_…) are read from these
         self.front_rows_, self.selections_ = report.rows, report.choices
         self.unsnapped_expression_ = result.unsnapped.expression
-        self.history_, self.n_epochs_ = result.history, result.n_epochs
+        self.history_, self.n_epochs_ = [r.row() for r in result.history], result.n_epochs
         self.n_evaluations_, self.stop_reason_ = result.n_evaluations, result.stop_reason
         self.interrupted_ = result.interrupted
 

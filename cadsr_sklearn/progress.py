@@ -76,14 +76,15 @@ class Progress:
             self.bar = tqdm(total=_PERMILLE, desc="CADSR ", bar_format=_BAR_FORMAT, leave=True,
                             mininterval=0.5)
 
-    def update(self, record: dict, state) -> None:
+    def update(self, record, state) -> None:
         """After each epoch: the call's budget used, τ*, and (``verbose=2``) the front now
-        and then. ``state`` is the loop's :class:`~cadsr_sklearn.training.LoopState`."""
+        and then. ``record`` is the epoch's :class:`~cadsr_sklearn.training.EpochRecord`,
+        ``state`` the loop's :class:`~cadsr_sklearn.training.LoopState`."""
         if self.bar is None:
             return
         used = state.call.epochs / self.n_epochs
         if self.max_time is not None:
-            used = max(used, record["time"] / self.max_time)
+            used = max(used, record.time / self.max_time)
         done = min(_PERMILLE, int(used * _PERMILLE))
         if done > self.bar.n:
             self.bar.update(done - self.bar.n)

@@ -21,7 +21,7 @@ from .continuation import SearchSaver
 from .devices import blas_threads, torch_threads
 from .progress import Progress
 from .search import Search
-from .training import SearchResult
+from .training import EpochRecord, SearchResult
 
 __all__ = ["run", "check_found"]
 
@@ -34,7 +34,7 @@ def run(search: Search, saver: SearchSaver, progress: Callable[[], Progress],
     levenberg_marquardt.warm_up()
     shown = progress()
 
-    def after_epoch(record: dict, search: Search) -> None:
+    def after_epoch(record: EpochRecord, search: Search) -> None:
         shown.update(record, search.state)
         saver.after_epoch(search)
 

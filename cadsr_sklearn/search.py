@@ -28,7 +28,8 @@ from .sampler import Sampler
 from .scoring import HallOfFame, Scorer, fittable_constants
 from .units import Units
 from .refinement import refine
-from .training import LoopState, SearchParts, SearchResult, TrainingConfig, run_search
+from .training import (EpochRecord, LoopState, SearchParts, SearchResult, TrainingConfig,
+                       run_search)
 
 __all__ = ["Search", "Scoring", "build_search", "build_library", "build_scoring", "score_batch",
            "batch_weights", "STRUCTURE"]
@@ -63,7 +64,7 @@ class Search(SearchParts):
     structure: dict[str, Any]  # the STRUCTURE parameters it was built with
     units: Units | None = None  # the physical units of the data it was built for
 
-    def run(self, on_epoch: Callable[[dict, "Search"], None] | None = None,
+    def run(self, on_epoch: Callable[[EpochRecord, "Search"], None] | None = None,
             on_stop: Callable[["Search"], None] | None = None) -> SearchResult:
         """Run (or go on with) the loop until a stopping rule fires; the finished result.
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 import math
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -45,6 +45,7 @@ from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softm
 from .scoring import Candidate, HallOfFame, Scorer
 
 __all__ = ["TrainingConfig", "CallProgress", "LoopState", "SearchResult", "SearchParts",
+           "EpochRecord", "UpdateDiagnostics",
            "run_search"]
 
 
@@ -87,6 +88,43 @@ class TrainingConfig:
         return max(1, math.ceil(self.alpha * self.batch_size / 100))
 
 
+@dataclass(frozen=True)
+class UpdateDiagnostics:
+    """What the policy update's last step measured (CleanRL's diagnostics)."""
+
+    approx_kl: float  # k3 estimate of KL(θ_old ‖ θ)
+    clip_fraction: float  # share of tokens whose ratio left [1 − ε, 1 + ε]
+    kl_ref: float  # KL(θ ‖ θ_ref) per token, eq. (13)
+    entropy: float  # per token
+    loss: float  # the step's loss
+
+
+@dataclass
+class EpochRecord:
+    """One epoch of appendix Algorithm 4, as ``history_`` shows it (:meth:`row`)."""
+
+    epoch: int
+    best_reward: float  # τ*'s
+    best_criterion: float
+    best_loss: float
+    best_complexity: int
+    batch_mean_reward: float  # over the batch's finite rewards
+    n_unique: int  # distinct formulas among the batch's B
+    invalid_fraction: float  # of the batch: not finite
+    units_rejected_fraction: float  # of the batch: rejected by the dimensional check
+    evaluations: int  # formulas scored so far, over every call
+    time: float  # seconds into the call when the epoch ended
+    time_sampling: float
+    time_scoring: float
+    time_update: float
+    update: UpdateDiagnostics | None = None  # None when nothing was there to learn from
+
+    def row(self) -> dict:
+        """The record as a row of ``history_``: its numbers, the update's among them."""
+        row = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "update"}
+        return row | (asdict(self.update) if self.update is not None else {})
+
+
 @dataclass
 class CallProgress:
     """How much of one call's budget (``n_epochs``, ``max_time``, ``max_evaluations``) is spent.
@@ -115,7 +153,7 @@ class LoopState:
     replay: list[Candidate] = field(default_factory=list)  # the best αB/100 so far
     best: Candidate | None = None  # τ*, as the loop found it (before pruning and snapping)
     hall_of_fame: HallOfFame = field(default_factory=HallOfFame)
-    history: list[dict] = field(default_factory=list)
+    history: list[EpochRecord] = field(default_factory=list)
     n_epochs: int = 0  # over every call: the G schedule and the patience rule count these
     n_evaluations: int = 0
     last_improvement: int = 0  # epoch of the last new τ*
@@ -141,7 +179,7 @@ class SearchResult:
     # every snapped formula's fit before snapping, by the snapped one's key: where the
     # intervals of the constants snapping fixed come from
     snapped_from: dict = field(default_factory=dict)
-    history: list[dict] = field(default_factory=list)
+    history: list[EpochRecord] = field(default_factory=list)
     n_epochs: int = 0
     n_evaluations: int = 0
     stop_reason: str = ""
@@ -156,7 +194,7 @@ def grpo_loss(
     old_log_probs: torch.Tensor,
     ref_log_dist: torch.Tensor,
     config: TrainingConfig,
-) -> tuple[torch.Tensor, dict]:
+) -> tuple[torch.Tensor, "UpdateDiagnostics"]:
     """Negative of eq. (13) minus the entropy bonus, with its diagnostics.
 
     ``weights`` are the rank-mapped rewards f(τ_i) (N,); ``old_log_probs`` the
@@ -180,22 +218,22 @@ def grpo_loss(
     n_tokens = valid.sum().clamp(min=1)
     with torch.no_grad():
         log_ratio = (log_probs - old_log_probs) * valid
-        diagnostics = {
+        diagnostics = UpdateDiagnostics(
             # k3 estimator of KL(θ_old ‖ θ), as in CleanRL
-            "approx_kl": float(((ratio - 1.0) * valid - log_ratio).sum() / n_tokens),
-            "clip_fraction": float(
+            approx_kl=float(((ratio - 1.0) * valid - log_ratio).sum() / n_tokens),
+            clip_fraction=float(
                 (((ratio - 1.0).abs() > config.epsilon) * valid).sum() / n_tokens
             ),
-            "kl_ref": float(kl_ref.sum() / n_tokens),
-            "entropy": float(entropy.sum() / n_tokens),
-            "loss": float(loss),
-        }
+            kl_ref=float(kl_ref.sum() / n_tokens),
+            entropy=float(entropy.sum() / n_tokens),
+            loss=float(loss),
+        )
     return loss, diagnostics
 
 
 def risk_seeking_loss(
     policy: Policy, batch: Batch, weights: torch.Tensor, config: TrainingConfig
-) -> tuple[torch.Tensor, dict]:
+) -> tuple[torch.Tensor, "UpdateDiagnostics"]:
     """The "Drop GRPO" ablation: the rank-weighted risk-seeking gradient, eq. (12)."""
     scale = 100.0 / (config.alpha * config.batch_size)
     log_dist = masked_log_softmax(policy, batch)
@@ -204,13 +242,9 @@ def risk_seeking_loss(
     objective = scale * (weights * log_probs.sum(-1)).sum()
     loss = -objective - config.entropy_coef * scale * entropy.sum()
     n_tokens = batch.valid.sum().clamp(min=1)
-    return loss, {
-        "approx_kl": 0.0,
-        "clip_fraction": 0.0,
-        "kl_ref": 0.0,
-        "entropy": float(entropy.detach().sum() / n_tokens),
-        "loss": float(loss.detach()),
-    }
+    return loss, UpdateDiagnostics(approx_kl=0.0, clip_fraction=0.0, kl_ref=0.0,
+                                   entropy=float(entropy.detach().sum() / n_tokens),
+                                   loss=float(loss.detach()))
 
 
 @dataclass
@@ -229,7 +263,8 @@ class SearchParts:
     state: LoopState
 
 
-def run_search(search: SearchParts, on_epoch: Callable[[dict, Any], None] | None = None,
+def run_search(search: SearchParts,
+               on_epoch: Callable[["EpochRecord", Any], None] | None = None,
                on_stop: Callable[[Any], None] | None = None) -> SearchResult:
     """Run appendix Algorithm 4 from ``search.state`` until a stopping rule fires; Ctrl-C
     stops it cleanly.
@@ -257,7 +292,7 @@ def run_search(search: SearchParts, on_epoch: Callable[[dict, Any], None] | None
             now = time.perf_counter()
             state.call.last_epoch_seconds = now - start - state.call.seconds
             state.call.seconds = now - start
-            record["time"] = state.call.seconds
+            record.time = state.call.seconds
             state.history.append(record)
             if on_epoch is not None:
                 on_epoch(record, search)
@@ -272,7 +307,7 @@ def run_search(search: SearchParts, on_epoch: Callable[[dict, Any], None] | None
                         stop_reason=stop, interrupted=interrupted, started=start)
 
 
-def _epoch(search: SearchParts) -> dict:
+def _epoch(search: SearchParts) -> "EpochRecord":
     """One epoch of appendix Algorithm 4 on ``search.state``; its record of ``history``."""
     state, policy, sampler, scorer = search.state, search.policy, search.sampler, search.scorer
     config, generator = search.config, search.generator
@@ -299,7 +334,7 @@ def _epoch(search: SearchParts) -> dict:
     members = [candidates[i] for i in top] + replay
     state.hall_of_fame.update(candidates)
 
-    diagnostics: dict = {}
+    diagnostics = None
     if members:
         # 4. eq. (11): rank-based reward mapping over the merged set
         merged_rewards = np.array([c.reward for c in members])
@@ -335,26 +370,24 @@ def _epoch(search: SearchParts) -> dict:
     state.n_epochs = epoch + 1
     state.call.epochs += 1
     best = state.best
-    return {
-        "epoch": epoch,
-        "best_reward": best.reward if best else -math.inf,
-        "best_criterion": best.criterion if best else -math.inf,
-        "best_loss": best.loss if best else math.inf,
-        "best_complexity": best.complexity if best else 0,
-        "batch_mean_reward": (float(np.mean(rewards[np.isfinite(rewards)]))
-                              if np.isfinite(rewards).any() else -math.inf),
-        "n_unique": len(set(batch.keys())),
-        "invalid_fraction": float(np.mean(~np.isfinite(rewards))),
-        # the batch's formulas the units' final check rejected (0 without units)
-        "units_rejected_fraction": sum(c.rejected_for_units for c in candidates)
-        / len(candidates),
-        "evaluations": state.n_evaluations,
-        "time": 0.0,  # the call's clock, set by the loop
-        "time_sampling": sampled_at - epoch_start,
-        "time_scoring": scored_at - sampled_at,
-        "time_update": time.perf_counter() - scored_at,
-        **diagnostics,
-    }
+    return EpochRecord(
+        epoch=epoch,
+        best_reward=best.reward if best else -math.inf,
+        best_criterion=best.criterion if best else -math.inf,
+        best_loss=best.loss if best else math.inf,
+        best_complexity=best.complexity if best else 0,
+        batch_mean_reward=(float(np.mean(rewards[np.isfinite(rewards)]))
+                           if np.isfinite(rewards).any() else -math.inf),
+        n_unique=len(set(batch.keys())),
+        invalid_fraction=float(np.mean(~np.isfinite(rewards))),
+        units_rejected_fraction=sum(c.rejected_for_units for c in candidates) / len(candidates),
+        evaluations=state.n_evaluations,
+        time=0.0,  # the call's clock, set by the loop
+        time_sampling=sampled_at - epoch_start,
+        time_scoring=scored_at - sampled_at,
+        time_update=time.perf_counter() - scored_at,
+        update=diagnostics,
+    )
 
 
 def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -> list[int]:
@@ -378,9 +411,10 @@ def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -
     return top
 
 
-def _policy_update(policy, ref_policy, optimizer, batch, weights, config) -> dict:
+def _policy_update(policy, ref_policy, optimizer, batch, weights,
+                   config) -> "UpdateDiagnostics":
     if config.policy == "risk_seeking":
-        steps, diagnostics = 1, {}
+        steps = 1
     else:
         steps = config.steps_per_epoch
         # Sampling-time probabilities: the batch was drawn from θ_old, and the

@@ -219,13 +219,20 @@ def _state(epochs: int):
     return SimpleNamespace(best=None, hall_of_fame=HallOfFame(), call=CallProgress(epochs))
 
 
+def _record(epoch: int, seconds: float):
+    """What the progress bar reads of an epoch's record."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(epoch=epoch, time=seconds)
+
+
 def test_progress_bar_measures_the_budget_used_and_never_goes_back():
     bar = progress.Progress(1000, 10.0, 1, 1.0, ["x0"], np.zeros((1, 1)))
     try:
         shown = []
         # a slow warm-up epoch, then fast ones, then an epoch budget nearly spent
         for epoch, seconds in [(0, 1.0), (1, 1.5), (2, 1.6), (3, 1.6), (899, 5.0), (999, 6.0)]:
-            bar.update({"epoch": epoch, "time": seconds}, _state(epoch + 1))
+            bar.update(_record(epoch, seconds), _state(epoch + 1))
             shown.append(bar.bar.n)
         assert bar.bar.total == 1000
         assert shown == sorted(shown)  # never backwards
@@ -234,7 +241,7 @@ def test_progress_bar_measures_the_budget_used_and_never_goes_back():
     finally:
         bar.close()
     huge = progress.Progress(5, 1e308, 1, 1.0, ["x0"], np.zeros((1, 1)))  # no overflow
-    huge.update({"epoch": 0, "time": 0.0}, _state(1))
+    huge.update(_record(0, 0.0), _state(1))
     assert huge.bar.n == 200
     huge.close()
 

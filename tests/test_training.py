@@ -55,9 +55,9 @@ def test_grpo_gradient_at_the_sampling_policy_is_the_rank_weighted_policy_gradie
     g_plain = _grads(policy, plain)
     assert g_plain.abs().max() > 0
     torch.testing.assert_close(g_grpo, g_plain, rtol=1e-4, atol=1e-7)
-    assert info["approx_kl"] == pytest.approx(0.0, abs=1e-6)
-    assert info["clip_fraction"] == 0.0
-    assert info["kl_ref"] == pytest.approx(0.0, abs=1e-6)
+    assert info.approx_kl == pytest.approx(0.0, abs=1e-6)
+    assert info.clip_fraction == 0.0
+    assert info.kl_ref == pytest.approx(0.0, abs=1e-6)
 
 
 def test_ratios_above_the_trust_region_give_no_gradient(setup):
@@ -68,7 +68,7 @@ def test_ratios_above_the_trust_region_give_no_gradient(setup):
         ref = masked_log_softmax(policy, batch)
     loss, info = grpo_loss(policy, batch, weights, old, ref, config)
     assert _grads(policy, loss).abs().max() == 0
-    assert info["clip_fraction"] > 0.9
+    assert info.clip_fraction > 0.9
 
 
 def test_kl_penalty_pulls_towards_the_reference(setup):
@@ -82,13 +82,13 @@ def test_kl_penalty_pulls_towards_the_reference(setup):
     zero = torch.zeros_like(weights)  # no reward signal: only the KL term acts
     config = dataclasses.replace(config, beta=1.0)
     loss, info = grpo_loss(policy, batch, zero, old, ref, config)
-    assert info["kl_ref"] > 0
+    assert info.kl_ref > 0
     optimizer = torch.optim.SGD(policy.parameters(), lr=1e-3)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()
     _, after = grpo_loss(policy, batch, zero, old, ref, config)
-    assert after["kl_ref"] < info["kl_ref"]
+    assert after.kl_ref < info.kl_ref
 
 
 def _candidate(library, names, loss, reward):
