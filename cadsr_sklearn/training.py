@@ -45,8 +45,7 @@ from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softm
 from .scoring import Candidate, HallOfFame, Scorer
 
 __all__ = ["TrainingConfig", "CallProgress", "LoopState", "SearchResult", "SearchParts",
-           "EpochRecord", "UpdateDiagnostics",
-           "run_search"]
+           "EpochRecord", "UpdateDiagnostics", "run_search"]
 
 
 @dataclass(frozen=True)
