@@ -57,7 +57,7 @@ import torch
 from .library import OPERATOR_ALIASES, Library
 from .positions import child_position
 from .unit_masks import UnitTables, UnitTracker
-from .units import Units
+from .units_rule import UnitsRule
 
 __all__ = ["TreeState", "Constraints", "ForcedStep", "NestingLimit", "nesting_limits"]
 
@@ -298,7 +298,7 @@ def trig_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
 
 def units_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
     """Only tokens that can give node ``t`` the units it needs (yields where none can)."""
-    s.units.restrict(s.t, s.parent[:, s.t], s.slot[:, s.t], c.max_length, allowed)
+    c.units.restrict(s, c.max_length, allowed)
 
 
 def nesting_rule(c: "Constraints", s: TreeState, allowed: torch.Tensor) -> None:
@@ -362,8 +362,9 @@ class Constraints:
         Most ``c`` tokens in a tree; None switches it off.
     no_constant_subtrees, no_inverse, no_nested_trig : bool, default True
         Switch the corresponding rule.
-    units : Units or None, default None
-        The physical units of the data: every formula dimensionally consistent.
+    units : UnitsRule or None, default None
+        The physical units of the data (:class:`~cadsr_sklearn.units_rule.UnitsRule`):
+        every formula dimensionally consistent.
     nested_constraints : mapping of str to (mapping of str to int), optional
         ``{outer: {inner: n}}``: at most ``n`` ``inner`` operators on any path
         below an ``outer`` one (PySR's ``nested_constraints``; operator names
@@ -383,7 +384,7 @@ class Constraints:
         no_constant_subtrees: bool = True,
         no_inverse: bool = True,
         no_nested_trig: bool = True,
-        units: Units | None = None,
+        units: UnitsRule | None = None,
         nested_constraints: Mapping[str, Mapping[str, int]] | None = None,
         required_features: Sequence[int] = (),
     ) -> None:
@@ -498,7 +499,7 @@ class Constraints:
         for parent, child in lib.inverse_pairs:
             inverse[parent, child] = True
         self.inverse_table = inverse
-        self.unit_tables = None if self.units is None else UnitTables(lib, self.units, device)
+        self.unit_tables = None if self.units is None else self.units.tables(lib, device)
         self.has_binary = bool(len(lib.binary_ids))
         P = len(self.nesting_limits)
         self.nesting_outer = torch.zeros(V, P, dtype=torch.bool, device=device)  # (V, P)

@@ -4,7 +4,7 @@ A fit continues the search the last fit kept (``warm_start``; on new data its
 candidates are refitted and rescored there), else resumes the ``checkpoint``
 file (on the same data only), else starts afresh
 (:func:`continued_search`). Either refuses a search built with other
-:data:`~cadsr_sklearn.search.STRUCTURE` parameters or on other features, with a
+:meth:`~cadsr_sklearn.settings.SearchSettings.structure` or on other features, with a
 message that says how to start afresh. While it runs, a fit leaves what the
 next one continues from (:class:`SearchSaver`): the checkpoint file every
 ``checkpoint_every`` seconds, when the search stops and when it is
@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import os
-from typing import Any, Mapping
+from typing import Mapping
 
 import numpy as np
 import torch
@@ -26,15 +26,17 @@ import torch
 from . import checkpoint
 from .checkpoint import CheckpointWriter
 from .search import Search, build_scoring
+from .settings import SearchSettings
 from .units import Units
+from .units_rule import UnitsRule
 
 __all__ = ["SearchSaver", "FrontFile", "continued_search"]
 
 
-def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
+def continued_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                      sample_weight: np.ndarray | None, fingerprint: str, device: torch.device,
-                     kept: bytes | None, units: Units | None = None) -> Search | None:
-    """The search a fit with ``params`` on ``(X, y, sample_weight)`` goes on with, or None.
+                     kept: bytes | None, units: UnitsRule | None = None) -> Search | None:
+    """The search a fit with ``settings`` on ``(X, y, sample_weight)`` goes on with, or None.
 
     ``kept`` is the last fit's :attr:`~cadsr_sklearn.CADSRRegressor.search_state_`
     when ``warm_start`` is on (else None); ``fingerprint`` the data's
@@ -42,15 +44,19 @@ def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     the kept search or the checkpoint cannot go on here (other settings, features
     or ``units``), or the checkpoint's folder is not writable.
     """
+    if isinstance(settings, Mapping):  # TEMPORARY until the estimator passes settings
+        settings = SearchSettings.from_params(settings)
+    if isinstance(units, Units):  # TEMPORARY until the estimator passes the rule
+        units = UnitsRule(units)
     if kept is not None:
         saved = checkpoint.loads(kept, device, "The warm-started search")
-        _check_continuable(saved.search, params, X, units, "warm_start cannot continue it",
+        _check_continuable(saved.search, settings, X, units, "warm_start cannot continue it",
                            "Set warm_start=False to start afresh.")
         if saved.fingerprint != fingerprint:  # new data: the kept candidates rescored
-            saved.search.adopt_data(build_scoring(params, X, y, sample_weight, 0, units))
-        saved.search.new_call(params)
+            saved.search.adopt_data(build_scoring(settings, X, y, sample_weight, 0, units))
+        saved.search.new_call(settings)
         return saved.search
-    path = params["checkpoint"]
+    path = settings.checkpoint
     if path is None:
         return None
     folder = os.path.dirname(os.path.abspath(path))
@@ -62,18 +68,18 @@ def continued_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
     saved = checkpoint.read(path, device)
     where = f"The checkpoint {os.fspath(path)!r}"
     advice = "Delete it, or pass another checkpoint path, to start afresh."
-    _check_continuable(saved.search, params, X, units, f"{where} cannot be resumed", advice)
+    _check_continuable(saved.search, settings, X, units, f"{where} cannot be resumed", advice)
     if saved.fingerprint != fingerprint:
         raise ValueError(f"{where} was written for other training data (X, y or "
                          f"sample_weight differ). {advice}")
-    saved.search.resume(params)
+    saved.search.resume(settings)
     return saved.search
 
 
-def _check_continuable(search: Search, params: Mapping[str, Any], X: np.ndarray,
-                       units: Units | None, problem: str, advice: str) -> None:
-    """Raise ValueError when ``search`` cannot go on with ``params`` on ``X``'s features."""
-    changed = search.changed_structure(params)
+def _check_continuable(search: Search, settings: SearchSettings, X: np.ndarray,
+                       units: UnitsRule | None, problem: str, advice: str) -> None:
+    """Raise ValueError when ``search`` cannot go on with ``settings`` on ``X``'s features."""
+    changed = search.changed_structure(settings)
     if changed:
         raise ValueError(f"{problem}: it was started with other {', '.join(changed)}. "
                          f"{advice}")

@@ -23,18 +23,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import torch
 
-from .units import check_units
 from .constraints import Constraints
 from .expression import Expression
 from .formula_parser import formula_text, parse_formula
 from .front import FrontRow, front_row
 from .scoring import Candidate, Scorer
 from .search import Search, build_library, build_scoring
+from .settings import SearchSettings
 
 __all__ = ["GuessRow", "guess_expressions", "rejection", "seed_search", "guess_rows",
            "formula_row", "verdict"]
@@ -67,7 +67,7 @@ def guess_expressions(guesses: Sequence | None, names: Sequence[str],
     for guess, label in zip(guesses or (), _labels(guesses)):
         expression = parsed(guess, names, constraints.library, label)
         if constraints.units is not None:
-            check = check_units(expression, constraints.units)
+            check = constraints.units.check(expression)
             if not check.consistent:
                 raise ValueError(f"{label} is not dimensionally consistent with X_units and "
                                  f"y_units: {check.reason}.")
@@ -165,18 +165,20 @@ def guess_rows(search: Search, guesses: Sequence | None, names: Sequence[str], X
             for g, c in zip(guesses or (), candidates)]
 
 
-def formula_row(formula, params, X: np.ndarray, y: np.ndarray,
+def formula_row(formula, settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                 sample_weight: np.ndarray | None, names: Sequence[str],
                 numpy_seed: int) -> GuessRow:
-    """``formula`` fitted and scored on ``(X, y)`` as a search with ``params`` (an
-    estimator's ``get_params()``) would score it, its constant fitter seeded with
-    ``numpy_seed``. No sampler constraint applies: nothing is sampled."""
-    scoring = build_scoring(params, X, y, sample_weight, numpy_seed)
+    """``formula`` fitted and scored on ``(X, y)`` as a search with ``settings`` would
+    score it, its constant fitter seeded with ``numpy_seed``. No sampler constraint
+    applies: nothing is sampled."""
+    if isinstance(settings, Mapping):  # TEMPORARY until the estimator passes settings
+        settings = SearchSettings.from_params(settings)
+    scoring = build_scoring(settings, X, y, sample_weight, numpy_seed)
     label = f"The formula {formula_text(formula)!r}"
-    expression = parsed(formula, names, build_library(params, X.shape[1]), label)
+    expression = parsed(formula, names, build_library(settings.library, X.shape[1]), label)
     [candidate] = scored(scoring.final_scorer, [expression], [label])
     return GuessRow.of(front_row(candidate, X, y, sample_weight, list(names),
-                                 simplify=params["simplify"], y_variance=scoring.y_variance,
+                                 simplify=settings.simplify, y_variance=scoring.y_variance,
                                  fitted_rows=scoring.final_scorer.fitted_rows),
                       formula_text(formula))
 

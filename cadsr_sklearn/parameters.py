@@ -19,10 +19,10 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .constraints import nesting_limits
-from .library import check_operator_complexity, check_operators, operator_names
-from .policy import Policy
+from .policy import ATTENTIONS, POSITION_ENCODINGS
+from .rewards import BIC_VARIANCES, CRITERIA, LIKELIHOODS, REWARDS
 from .selection import RULES
+from .training import POLICY_UPDATES
 
 __all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "check_settings", "required_columns"]
 
@@ -54,17 +54,17 @@ PARAMETER_CONSTRAINTS: dict = {
     "n_layers": [Interval(Integral, 1, None, closed="left")],
     "n_heads": [Interval(Integral, 1, None, closed="left")],
     "ff_dim": [Interval(Integral, 1, None, closed="left")],
-    "attention": [StrOptions({"dct", "standard"})],
-    "position_encoding": [StrOptions({"dpe", "1d"})],
+    "attention": [StrOptions(set(ATTENTIONS))],
+    "position_encoding": [StrOptions(set(POSITION_ENCODINGS))],
     "embedding_std": [Interval(Real, 0, None, closed="neither")],
     "parent_sibling": ["boolean"],
     "arity_prior": ["boolean"],
     "length_prior": [Interval(Real, 1, None, closed="left"), None],
-    "policy": [StrOptions({"grpo", "risk_seeking"})],
-    "reward": [StrOptions({"mdl", "bic", "nrmse", "spl", "tpsr"})],
-    "criterion": [StrOptions({"mdl", "reward"})],
-    "bic_variance": [StrOptions({"target", "mle"})],
-    "likelihood": [StrOptions({"gaussian", "student_t"})],
+    "policy": [StrOptions(set(POLICY_UPDATES))],
+    "reward": [StrOptions(set(REWARDS))],
+    "criterion": [StrOptions(set(CRITERIA))],
+    "bic_variance": [StrOptions(set(BIC_VARIANCES))],
+    "likelihood": [StrOptions(set(LIKELIHOODS))],
     "spl_eta": [Interval(Real, 0, 1, closed="right")],
     "tpsr_lambda": [Interval(Real, 0, None, closed="left")],
     "const_fit_samples": [Interval(Integral, 1, None, closed="left")],
@@ -94,19 +94,9 @@ PARAMETER_CONSTRAINTS: dict = {
 }
 
 
-def check_settings(params: Mapping[str, Any]) -> None:
-    """Raise ValueError for parameters (``get_params()``) that are valid one by one but
-    not together: attention heads that do not divide its width, unknown or repeated
-    operators, nesting limits or operator complexities of operators not searched with.
-
-    ``required_features`` needs the data's columns: :func:`required_columns`.
-    """
-    Policy.check_widths(params["embedding_dim"], params["dct_dim"], params["n_heads"],
-                        params["attention"])
-    check_operators(params["binary_operators"], params["unary_operators"])
-    operators = operator_names(params["binary_operators"], params["unary_operators"])
-    nesting_limits(params["nested_constraints"], operators)
-    check_operator_complexity(params["operator_complexity"], operators)
+def check_settings(params: Mapping[str, Any]) -> None:  # TEMPORARY: SearchSettings.check
+    from .settings import SearchSettings
+    SearchSettings.from_params(params)
 
 
 def required_columns(required_features, names: list[str]) -> tuple[int, ...]:

@@ -23,7 +23,7 @@ and its log-probability is the same either way.
   at it needs to have those units and ``n_min`` the fewest over the allowed tokens
   (:mod:`cadsr_sklearn.unit_masks`; a factor of a product is priced with its
   sibling): each node more than needed weighs e times less
-  (:data:`UNITS_PRIOR_WEIGHT`). Without it an untrained policy, denied the
+  (:data:`~cadsr_sklearn.units_rule.UNITS_PRIOR_WEIGHT`). Without it an untrained policy, denied the
   terminals of the wrong units, keeps choosing operators and most trees run into
   the length cap unfinished.
 """
@@ -35,13 +35,9 @@ import torch
 
 from .constraints import TreeState
 from .library import Library
+from .units_rule import UnitsRule
 
-__all__ = ["Priors", "UNITS_PRIOR_WEIGHT"]
-
-#: Log-weight of each node more than the fewest a token needs to give a node its
-#: units. Light on purpose: a heavier weight leaves few distinct formulas in a batch
-#: and the search settles on short ones such as (r1 + r2)/2 (docs/experiments/units.md).
-UNITS_PRIOR_WEIGHT = 1.0
+__all__ = ["Priors"]
 
 
 class Priors:
@@ -54,21 +50,21 @@ class Priors:
         Equal prior weight for each arity (0, 1, 2) present in the library.
     length : float or None
         Location ``L`` (nodes) of the soft length prior; None switches it off.
-    units : bool, default False
-        The units prior, for constraints with units (its masks must have run on
-        the state first, as the sampler does).
+    units : UnitsRule or None, default None
+        The units prior, for constraints with the same rule (its masks must have
+        run on the state first, as the sampler does).
 
     Neither has a default here: the estimator's ``arity_prior`` and
     ``length_prior`` are where they are set.
     """
 
     def __init__(self, library: Library, *, uniform_arity: bool,
-                 length: float | None, units: bool = False) -> None:
+                 length: float | None, units: UnitsRule | None = None) -> None:
         if length is not None and not length >= 1:
             raise ValueError(f"The soft length prior's location must be ≥ 1, got {length!r}.")
         self.library, self.uniform_arity = library, bool(uniform_arity)
         self.length = None if length is None else float(length)
-        self.units = bool(units)
+        self.units = units
         arities = np.asarray(library.arities)
         self._arity_prior = torch.as_tensor(-np.log(np.bincount(arities, minlength=3)[arities]),
                                             dtype=torch.get_default_dtype())  # (V,)
@@ -82,11 +78,11 @@ class Priors:
 
     @property
     def active(self) -> bool:
-        return self.uniform_arity or self.length is not None or self.units
+        return self.uniform_arity or self.length is not None or self.units is not None
 
     def __repr__(self) -> str:
         return (f"Priors(uniform_arity={self.uniform_arity}, length={self.length}, "
-                f"units={self.units})")
+                f"units={self.units is not None})")
 
     def __call__(self, state: TreeState) -> torch.Tensor:
         """Log-prior (b, V) of node ``state.t`` of every tree; zeros when no prior is on."""
@@ -98,6 +94,6 @@ class Priors:
             size = state.n_nodes.unsqueeze(1) + state.arities  # (b, V)
             over = (size - self.length).clamp(min=0) / (self.length / 4)
             prior -= 0.5 * over.to(prior.dtype) ** 2
-        if self.units:
-            prior -= UNITS_PRIOR_WEIGHT * state.units.extra_nodes
+        if self.units is not None:
+            prior += self.units.log_prior(state)
         return prior

@@ -118,6 +118,9 @@ from .simple_numbers import codelength
 
 __all__ = [
     "REWARDS",
+    "BIC_VARIANCES",
+    "LIKELIHOODS",
+    "CRITERIA",
     "Reward",
     "make_reward",
     "sample_size",
@@ -130,6 +133,11 @@ __all__ = [
 
 #: Names accepted by :func:`make_reward`.
 REWARDS: tuple[str, ...] = ("mdl", "bic", "nrmse", "spl", "tpsr")
+#: σ² of the BIC's likelihood: the expression's own mean squared residual, or Var(y).
+BIC_VARIANCES: tuple[str, ...] = ("mle", "target")
+LIKELIHOODS: tuple[str, ...] = ("gaussian", "student_t")
+#: What may judge the answer: the description length, or the reward itself (the paper).
+CRITERIA: tuple[str, ...] = ("mdl", "reward")
 
 _EPS = float(np.finfo(np.float64).eps)
 _ROUNDOFF = 1024.0  # see "Round-off floor" in the module docstring
@@ -403,10 +411,10 @@ def nrmse(y_pred: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = 
 
 # --------------------------------------------------------------------------- factory
 def _check_bic_options(variance: str, likelihood: str, nu: float) -> None:
-    if variance not in ("target", "mle"):
-        raise ValueError(f"bic_variance must be 'target' or 'mle', got {variance!r}.")
-    if likelihood not in ("gaussian", "student_t"):
-        raise ValueError(f"likelihood must be 'gaussian' or 'student_t', got {likelihood!r}.")
+    if variance not in BIC_VARIANCES:
+        raise ValueError(f"bic_variance must be one of {BIC_VARIANCES}, got {variance!r}.")
+    if likelihood not in LIKELIHOODS:
+        raise ValueError(f"likelihood must be one of {LIKELIHOODS}, got {likelihood!r}.")
     if likelihood == "student_t" and not nu > 2:
         raise ValueError(f"student_t_nu must be > 2 so that σ² is the variance, got {nu}.")
 

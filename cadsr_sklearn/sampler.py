@@ -207,7 +207,7 @@ class Sampler:
         """
         if n < 1:
             raise ValueError(f"n must be ≥ 1, got {n}.")
-        policy, dev = self.policy, self.device
+        policy, dev, units = self.policy, self.device, self.constraints.units
         state = self.constraints.new_state(n, policy.start_token, dev)
         cache = policy.init_cache(n)
         rows = torch.arange(n, device=dev)  # batch row of each growing tree
@@ -231,8 +231,8 @@ class Sampler:
             state.advance(token)
             done = state.done
             out["lengths"][rows[done]] = t + 1
-            if state.units is not None:
-                out["broken"][rows[done]] = state.units.violated[done]
+            if units is not None:
+                out["broken"][rows[done]] = units.broken(state)[done]
             if t + 1 == self.constraints.max_length:
                 break
             # Drop closed trees so the model only runs on trees still growing.
@@ -323,7 +323,7 @@ class Sampler:
                          positions: Sequence[int]) -> Batch:
         """:meth:`teacher_force` without the log-probabilities: places, masks, priors.
         ``positions`` are the sequences' places in the caller's list (for messages)."""
-        T, dev = self.constraints.max_length, self.device
+        T, dev, units = self.constraints.max_length, self.device, self.constraints.units
         n = len(token_lists)
         out = self._empty(n)
         padded = []
@@ -360,8 +360,8 @@ class Sampler:
             last = lengths == t + 1
             if self.priors is not None:
                 out["priors"][:, t] = self.priors(state) * live.unsqueeze(1)
-            if state.units is not None:
-                out["broken"][last] = state.units.violated[last]
+            if units is not None:
+                out["broken"][last] = units.broken(state)[last]
         return Batch(**out)
 
 

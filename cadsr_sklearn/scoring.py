@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from .constants import ConstantFitter, fit_key
-from .units import Units, check_units
+from .units_rule import UnitsRule
 from .expression import Expression, evaluate_many
 
 __all__ = ["Candidate", "HallOfFame", "Scorer", "MIN_RESIDUAL_DOF", "ROWS_PER_CONSTANT",
@@ -155,7 +155,7 @@ class Scorer:
 
     def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
                  screen: ConstantFitter | None = None, n_full_refits: int = 0,
-                 criterion: Callable | None = None, units: Units | None = None):
+                 criterion: Callable | None = None, units: UnitsRule | None = None):
         self.fitter, self.reward, self.loss = fitter, reward, loss
         #: The data's physical units: a formula that is not dimensionally consistent
         #: is rejected (reward −∞) before its constants are fitted.
@@ -281,8 +281,7 @@ class Scorer:
                        from_held: bool, fresh_starts: bool = True) -> "_Scored":
         if self.units is None:
             return self._fit_and_score_all(expressions, fitter, from_held, fresh_starts)
-        consistent = [j for j, e in enumerate(expressions)
-                      if check_units(e, self.units).consistent]
+        consistent = [j for j, e in enumerate(expressions) if self.units.check(e).consistent]
         candidates = [Candidate(e, -math.inf, math.inf, screened=fitter is self.screen,
                                 rejected_for_units=True) for e in expressions]
         fit_held = np.zeros(len(expressions), dtype=bool)  # nothing fitted for the rejected

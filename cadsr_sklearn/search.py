@@ -1,18 +1,19 @@
-"""One search's pieces, built from the estimator's parameters.
+"""One search's pieces, built from its settings.
 
 :func:`build_search` is the seam between the estimator (which validates input
 and reports the result) and the search (which knows nothing of scikit-learn):
-it turns a parameter mapping — an estimator's ``get_params()`` — and the
-training data into the token library, the policy and its sampler (with the
-constraints and priors), the constant fitter and reward behind the scorer, and
-the loop's settings. Data then flows one way: sampler → expressions → constants
-→ rewards → policy update (:func:`~cadsr_sklearn.training.run_search`).
+it turns the search's settings (:class:`~cadsr_sklearn.settings.SearchSettings`,
+the estimator's parameters as typed records) and the training data into the
+token library, the policy and its sampler (with the constraints and priors), the
+constant fitter and reward behind the scorer, and the loop's settings. Data then
+flows one way: sampler → expressions → constants → rewards → policy update
+(:func:`~cadsr_sklearn.training.run_search`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -20,35 +21,20 @@ import torch
 
 from .constants import ConstantFitter
 from .constraints import Constraints
-from .library import Library, canonical_operators
+from .library import Library
 from .policy import Policy
 from .priors import Priors
 from .rewards import make_reward, sample_size
 from .sampler import Sampler
 from .scoring import HallOfFame, Scorer, fittable_constants
 from .units import Units
+from .units_rule import UnitsRule
 from .refinement import refine
-from .training import (EpochRecord, LoopState, SearchParts, SearchResult, TrainingConfig,
-                       run_search)
+from .settings import LibrarySettings, ScoringSettings, SearchSettings
+from .training import EpochRecord, LoopState, SearchParts, SearchResult, run_search
 
 __all__ = ["Search", "Scoring", "build_search", "build_library", "build_scoring", "score_batch",
-           "batch_weights", "STRUCTURE"]
-
-#: The parameters that shape a search's pieces (token library, policy, constraints,
-#: priors, constant fitter, reward): a search can only be continued with the same
-#: values. The loop's settings (:class:`~cadsr_sklearn.training.TrainingConfig`),
-#: ``tol``, ``n_jobs`` and the device may change between calls.
-STRUCTURE = (
-    "binary_operators", "unary_operators", "use_constants", "use_one", "max_length",
-    "embedding_dim", "dct_dim", "n_layers", "n_heads", "ff_dim", "attention",
-    "position_encoding", "embedding_std", "parent_sibling", "max_constants", "arity_prior",
-    "length_prior", "const_fit_samples", "const_screen_samples", "row_batch", "reward",
-    "criterion",
-    "bic_variance", "likelihood", "spl_eta", "tpsr_lambda",
-    "required_features", "nested_constraints", "operator_complexity",
-    "guesses",  # they seed the search's start: a continued search was seeded with its own
-)
-
+           "batch_weights"]
 
 @dataclass
 class Search(SearchParts):
@@ -61,8 +47,8 @@ class Search(SearchParts):
     """
 
     y_variance: float  # (weighted) variance of the training targets
-    structure: dict[str, Any]  # the STRUCTURE parameters it was built with
-    units: Units | None = None  # the physical units of the data it was built for
+    structure: dict[str, Any]  # the settings' structure() it was built with
+    units: UnitsRule | None = None  # the data's physical units, the rule it keeps to
 
     def run(self, on_epoch: Callable[[EpochRecord, "Search"], None] | None = None,
             on_stop: Callable[["Search"], None] | None = None) -> SearchResult:
@@ -74,30 +60,31 @@ class Search(SearchParts):
         """
         return refine(self, run_search(self, on_epoch=on_epoch, on_stop=on_stop))
 
-    def changed_structure(self, params: Mapping[str, Any]) -> list[str]:
-        """The :data:`STRUCTURE` parameters whose values in ``params`` differ from this search's."""
-        return [name for name in STRUCTURE if _comparable(params[name])
-                != _comparable(self.structure[name])]
+    def changed_structure(self, settings: SearchSettings) -> list[str]:
+        """The parameters that shape a search (:meth:`SearchSettings.structure`) whose
+        values in ``settings`` differ from this search's."""
+        return [name for name, value in settings.structure().items()
+                if value != self.structure[name]]
 
-    def new_call(self, params: Mapping[str, Any]) -> None:
-        """Go on with this search for another call: ``params``' loop settings, a fresh budget.
+    def new_call(self, settings: SearchSettings) -> None:
+        """Go on with this search for another call: ``settings``' loop, a fresh budget.
 
-        ``params`` must agree with the search on :data:`STRUCTURE` (see
+        ``settings`` must agree with the search on its structure (see
         :meth:`changed_structure`).
         """
-        self.resume(params)
+        self.resume(settings)
         self.state.new_call(self.config)
 
-    def resume(self, params: Mapping[str, Any]) -> None:
-        """Take ``params``' loop settings, ``n_jobs`` and ``tol``; keep the call's progress.
+    def resume(self, settings: SearchSettings) -> None:
+        """Take ``settings``' loop, ``n_jobs`` and ``tol``; keep the call's progress.
 
-        With the parameters the search was started with, a resumed search ends
+        With the settings the search was started with, a resumed search ends
         where the uninterrupted one would have.
         """
-        self.config = TrainingConfig.from_params(params)
+        self.config = settings.training
         for fitter in self.fitters:
-            fitter.n_jobs = params["n_jobs"]
-        self.exact_loss = _exact_loss(params["tol"], self.y_variance,
+            fitter.n_jobs = settings.n_jobs
+        self.exact_loss = _exact_loss(settings.tol, self.y_variance,
                                       self.final_scorer.reward.floor)
 
     @property
@@ -128,60 +115,52 @@ class Search(SearchParts):
         state.best = max(finite, key=lambda c: c.criterion, default=None)
 
 
-def build_search(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
+def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, device: torch.device, torch_seed: int,
-                 numpy_seed: int, units: Units | None = None) -> Search:
+                 numpy_seed: int, units: UnitsRule | None = None) -> Search:
     """The pieces of a search on validated ``X`` (S, n) and ``y`` (S,), seeded.
 
-    ``params`` holds the estimator's parameters by name, ``required_features`` as
-    column indices (:func:`~cadsr_sklearn.parameters.required_columns`); ``torch_seed`` seeds the
+    ``settings`` holds ``required_features`` as column indices
+    (:meth:`~cadsr_sklearn.settings.SearchSettings.with_required`); ``torch_seed`` seeds the
     policy's initial weights and the sampler, ``numpy_seed`` the constant
-    fitter's row subsample and starting points; with ``units``, the data's
-    physical units, every formula is dimensionally consistent (masks, the units
-    prior, and the scorer's final check). A table of more than ``row_batch`` rows
+    fitter's row subsample and starting points; with ``units``, the rule of the
+    data's physical units, every formula is dimensionally consistent (masks, the
+    units prior, and the scorer's final check). A table of more than ``row_batch`` rows
     gets two scorers: the loop's, on a batch of rows (:func:`score_batch`,
     :func:`batch_weights`), and the final one on every row.
     """
-    library = build_library(params, X.shape[1])
+    if isinstance(settings, Mapping):  # TEMPORARY until the estimator passes settings
+        settings = SearchSettings.from_params(settings)
+    if isinstance(units, Units):  # TEMPORARY until the estimator passes the rule
+        units = UnitsRule(units)
+    library = build_library(settings.library, X.shape[1])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(torch_seed)  # weight initialisation without touching global RNG state
-        policy = Policy(
-            len(library),
-            max_length=params["max_length"],
-            embedding_dim=params["embedding_dim"],
-            dct_dim=params["dct_dim"],
-            n_layers=params["n_layers"],
-            n_heads=params["n_heads"],
-            ff_dim=params["ff_dim"],
-            attention=params["attention"],
-            position_encoding=params["position_encoding"],
-            embedding_std=params["embedding_std"],
-            parent_sibling=params["parent_sibling"],
-        ).to(device)
+        policy = Policy(len(library), **asdict(settings.policy)).to(device)
     generator = torch.Generator(device=device).manual_seed(torch_seed)
-    constraints = Constraints(library, max_length=params["max_length"],
-                              max_constants=fittable_constants(params["max_constants"],
+    sampling = settings.sampling
+    constraints = Constraints(library, max_length=sampling.max_length,
+                              max_constants=fittable_constants(sampling.max_constants,
                                                                sample_size(len(y), sample_weight)),
-                              nested_constraints=params["nested_constraints"],
-                              required_features=params["required_features"] or (),
+                              nested_constraints=sampling.nested_constraints,
+                              required_features=sampling.required_features or (),
                               units=units)
-    priors = Priors(library, uniform_arity=params["arity_prior"], length=params["length_prior"],
-                    units=units is not None)
+    priors = Priors(library, uniform_arity=sampling.arity_prior, length=sampling.length_prior,
+                    units=units)
     sampler = Sampler(policy, library, constraints, priors)
-    scoring = build_scoring(params, X, y, sample_weight, numpy_seed, units)
-    structure = {name: params[name] for name in STRUCTURE}
+    scoring = build_scoring(settings, X, y, sample_weight, numpy_seed, units)
     return Search(library=library, policy=policy, sampler=sampler, scorer=scoring.scorer,
-                  final_scorer=scoring.final_scorer, config=TrainingConfig.from_params(params),
+                  final_scorer=scoring.final_scorer, config=settings.training,
                   generator=generator, exact_loss=scoring.exact_loss,
                   state=LoopState.start(policy), y_variance=scoring.y_variance,
-                  structure=structure, units=units)
+                  structure=settings.structure(), units=units)
 
 
-def build_library(params: Mapping[str, Any], n_features: int) -> Library:
-    """The token library of a search with ``params`` on ``n_features`` features."""
-    return Library(n_features, params["binary_operators"], params["unary_operators"],
-                   use_constants=params["use_constants"], use_one=params["use_one"],
-                   operator_complexity=params["operator_complexity"])
+def build_library(settings: LibrarySettings, n_features: int) -> Library:
+    """The token library of a search with ``settings`` on ``n_features`` features."""
+    return Library(n_features, settings.binary_operators, settings.unary_operators,
+                   use_constants=settings.use_constants, use_one=settings.use_one,
+                   operator_complexity=settings.operator_complexity)
 
 
 @dataclass(frozen=True)
@@ -196,22 +175,23 @@ class Scoring:
     y_variance: float
 
 
-def build_scoring(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
+def build_scoring(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                   sample_weight: np.ndarray | None, numpy_seed: int,
-                  units: Units | None = None) -> Scoring:
-    """The scorers of a search with ``params`` on ``(X, y)``, seeded as :func:`build_search`
+                  units: UnitsRule | None = None) -> Scoring:
+    """The scorers of a search with ``settings`` on ``(X, y)``, seeded as :func:`build_search`
     seeds them: a policy's search, a warm start on new data and a formula scored alone
     all fit constants alike."""
-    config = TrainingConfig.from_params(params)
-    final_scorer = _scorer(params, X, y, sample_weight, np.random.default_rng(numpy_seed),
-                           units, config)
-    batch = score_batch(y, params["row_batch"], numpy_seed)
+    scoring, n_jobs = settings.scoring, settings.n_jobs
+    n_full_refits = 2 * settings.training.n_top
+    final_scorer = _scorer(scoring, X, y, sample_weight, np.random.default_rng(numpy_seed),
+                           units, n_jobs, n_full_refits)
+    batch = score_batch(y, scoring.row_batch, numpy_seed)
     scorer = final_scorer if batch is None else _scorer(
-        params, X[batch], y[batch], batch_weights(sample_weight, batch, len(y)),
-        np.random.default_rng([numpy_seed, 1]), units, config)
+        scoring, X[batch], y[batch], batch_weights(sample_weight, batch, len(y)),
+        np.random.default_rng([numpy_seed, 1]), units, n_jobs, n_full_refits)
     y_mean = np.average(y, weights=sample_weight)
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))
-    return Scoring(scorer, final_scorer, _exact_loss(params["tol"], y_variance,
+    return Scoring(scorer, final_scorer, _exact_loss(settings.tol, y_variance,
                                                      final_scorer.reward.floor), y_variance)
 
 
@@ -243,25 +223,25 @@ def batch_weights(sample_weight: np.ndarray | None, batch: np.ndarray,
     return weights * (total / float(np.sum(weights)))
 
 
-def _scorer(params: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
-            sample_weight: np.ndarray | None, rng: np.random.Generator, units: Units | None,
-            config: TrainingConfig) -> Scorer:
+def _scorer(settings: ScoringSettings, X: np.ndarray, y: np.ndarray,
+            sample_weight: np.ndarray | None, rng: np.random.Generator, units: UnitsRule | None,
+            n_jobs: int | None, n_full_refits: int) -> Scorer:
     """The constant fitter (with its screening fitter), the reward and the criterion on
     ``(X, y)``, as a :class:`Scorer`; ``rng`` draws the fitter's rows and starts."""
     fitter = ConstantFitter(X, y, sample_weight=sample_weight,
-                            const_fit_samples=params["const_fit_samples"], random_state=rng,
-                            n_jobs=params["n_jobs"])
-    screen = (None if params["const_screen_samples"] is None
-              else fitter.screening_fitter(params["const_screen_samples"]))
+                            const_fit_samples=settings.const_fit_samples, random_state=rng,
+                            n_jobs=n_jobs)
+    screen = (None if settings.const_screen_samples is None
+              else fitter.screening_fitter(settings.const_screen_samples))
     information_rows = (screen or fitter).rows_  # where the description length's Fisher is taken
-    reward = make_reward(params["reward"], y, X=X, information_rows=information_rows,
-                         sample_weight=sample_weight, bic_variance=params["bic_variance"],
-                         likelihood=params["likelihood"], spl_eta=params["spl_eta"],
-                         tpsr_lambda=params["tpsr_lambda"], max_length=params["max_length"])
-    criterion = (None if params["criterion"] == "reward" or params["criterion"] == params["reward"]
-                 else make_reward(params["criterion"], y, X=X, information_rows=information_rows,
-                                  sample_weight=sample_weight, likelihood=params["likelihood"]))
-    return Scorer(fitter, reward, reward.loss, X, screen=screen, n_full_refits=2 * config.n_top,
+    reward = make_reward(settings.reward, y, X=X, information_rows=information_rows,
+                         sample_weight=sample_weight, bic_variance=settings.bic_variance,
+                         likelihood=settings.likelihood, spl_eta=settings.spl_eta,
+                         tpsr_lambda=settings.tpsr_lambda, max_length=settings.max_length)
+    criterion = (None if settings.criterion in ("reward", settings.reward)
+                 else make_reward(settings.criterion, y, X=X, information_rows=information_rows,
+                                  sample_weight=sample_weight, likelihood=settings.likelihood))
+    return Scorer(fitter, reward, reward.loss, X, screen=screen, n_full_refits=n_full_refits,
                   criterion=criterion, units=units)
 
 
@@ -269,9 +249,3 @@ def _exact_loss(tol: float, y_variance: float, floor: float) -> float:
     """The "tol" stop's training MSE: tol·Var(y), but never below what float64 can
     resolve at y's magnitude (the reward's floor), or a y far from 0 never stops."""
     return max(tol * y_variance, floor) if tol > 0 else 0.0
-
-
-def _comparable(value: Any) -> Any:
-    """Operator lists compare by their names (PySR's aliases resolved), whatever the
-    sequence type."""
-    return tuple(canonical_operators(value)) if isinstance(value, (list, tuple)) else value

@@ -33,7 +33,7 @@ import copy
 import math
 import time
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -43,48 +43,14 @@ from .policy import Policy
 from .rewards import rank_weights
 from .sampler import Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax, token_log_probs
 from .scoring import Candidate, HallOfFame, Scorer
+from .settings import TrainingConfig
 
-__all__ = ["TrainingConfig", "CallProgress", "LoopState", "SearchResult", "SearchParts",
+__all__ = ["POLICY_UPDATES", "CallProgress", "LoopState", "SearchResult", "SearchParts",
            "EpochRecord", "UpdateDiagnostics", "run_search"]
 
-
-@dataclass(frozen=True)
-class TrainingConfig:
-    """Settings of the search loop.
-
-    Each is the estimator's parameter of the same name, where its meaning, its
-    default and its check are written (:class:`~cadsr_sklearn.CADSRRegressor`);
-    :meth:`from_params` takes them from there, so this class has no defaults
-    of its own to drift from the estimator's.
-    """
-
-    batch_size: int  # B
-    oversampling: float  # γ
-    n_epochs: int  # T
-    learning_rate: float  # l
-    alpha: float  # α, percent
-    beta: float  # β
-    epsilon: float  # ε
-    lam: float  # λ
-    entropy_coef: float  # λ_H
-    steps_per_epoch: int  # C
-    ref_update_every: int  # G
-    policy: str  # "grpo", or "risk_seeking" (eq. 12: rank weights, one step, no GRPO)
-    max_time: float | None
-    max_evaluations: int | None
-    patience: int | None
-    prune: bool  # greedy node-removing local search on τ* after the search
-    snap_constants: bool  # constants of τ* and the front fixed to simple numbers
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "TrainingConfig":
-        """The loop's settings out of an estimator's ``get_params()`` (other keys ignored)."""
-        return cls(**{f.name: params[f.name] for f in fields(cls)})
-
-    @property
-    def n_top(self) -> int:
-        """αB/100, the size of the top set and of the replay buffer."""
-        return max(1, math.ceil(self.alpha * self.batch_size / 100))
+#: The policy updates: GRPO (eq. 13, the paper), or the plain rank-weighted risk-seeking
+#: policy gradient of eq. (12), one step per epoch (the "Drop GRPO" ablation).
+POLICY_UPDATES = ("grpo", "risk_seeking")
 
 
 @dataclass(frozen=True)

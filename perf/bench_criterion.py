@@ -22,6 +22,7 @@ import torch
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.benchmarks import get_problem
 from cadsr_sklearn.search import build_search
+from cadsr_sklearn.settings import SearchSettings
 
 CASES = (("Feynman-II.11.3", 2000), ("Nguyen-7", 20))
 
@@ -45,7 +46,8 @@ def main() -> None:
     results = []
     for problem, rows in CASES:
         data = get_problem(problem).sample(seed=0, noise=0.1, n_train=rows)
-        search = build_search(CADSRRegressor(n_jobs=1).get_params(), data.X_train, data.y_train,
+        search = build_search(SearchSettings.from_params(CADSRRegressor(n_jobs=1).get_params()),
+                              data.X_train, data.y_train,
                               None, torch.device("cpu"), 0, 0)
         batch = search.sampler.sample_unique(500, 2.0, search.generator)
         fitted = search.scorer.fitter.fit(batch.expressions(search.library))

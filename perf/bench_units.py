@@ -33,6 +33,7 @@ from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import Sampler
 from cadsr_sklearn.units import check_units, parse_units
+from cadsr_sklearn.units_rule import UnitsRule
 
 
 def _sampler(library: Library, units, seed: int) -> Sampler:
@@ -40,8 +41,9 @@ def _sampler(library: Library, units, seed: int) -> Sampler:
     policy = Policy(len(library), max_length=32, embedding_dim=10, dct_dim=8, n_layers=1,
                     n_heads=1, ff_dim=2048, attention="dct", position_encoding="dpe",
                     embedding_std=0.02, parent_sibling=True)
+    units = None if units is None else UnitsRule(units)
     constraints = Constraints(library, max_length=32, max_constants=10, units=units)
-    priors = Priors(library, uniform_arity=True, length=12, units=units is not None)
+    priors = Priors(library, uniform_arity=True, length=12, units=units)
     return Sampler(policy, library, constraints, priors)
 
 

@@ -14,6 +14,7 @@ from cadsr_sklearn.formula_parser import parse_formula
 from cadsr_sklearn.guesses import GuessRow, seed_search
 from cadsr_sklearn.library import DEFAULT_BINARY, Library
 from cadsr_sklearn.search import build_search
+from cadsr_sklearn.settings import SearchSettings
 
 pd = pytest.importorskip("pandas")
 
@@ -132,9 +133,10 @@ def test_guesses_are_fitted_rows_beside_the_front(guessed):
 
 def test_the_replay_buffer_holds_the_guess_after_the_first_epoch(energy):
     X, y = energy
-    params = CADSRRegressor(**ONE_EPOCH, guesses=["1.5*x0*x1**2"]).get_params()
-    search = build_search(params, X.to_numpy(), y.to_numpy(), None, torch.device("cpu"), 0, 0)
-    seed_search(search, params["guesses"], ["x0", "x1"])
+    settings = SearchSettings.from_params(
+        CADSRRegressor(**ONE_EPOCH, guesses=["1.5*x0*x1**2"]).get_params())
+    search = build_search(settings, X.to_numpy(), y.to_numpy(), None, torch.device("cpu"), 0, 0)
+    seed_search(search, settings.guesses, ["x0", "x1"])
     key = parse_formula("1.5*x0*x1**2", NAMES, search.library).key
     assert [c.expression.key for c in search.state.replay] == [key]
     assert search.state.best.expression.key == key

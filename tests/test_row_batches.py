@@ -7,6 +7,7 @@ from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.search import batch_weights, build_search, score_batch
+from cadsr_sklearn.settings import SearchSettings
 
 
 def test_a_batch_is_drawn_only_above_its_size_and_the_same_for_a_seed():
@@ -52,8 +53,8 @@ def test_the_answer_is_fitted_and_scored_on_every_row(data):
         assert row.uncertainty.dof == 1000 - row.expression.n_fitted
     # each row's criterion is what a search without a batch gives it on the whole table
     # (rows without fitted constants, whose score does not depend on the fitter's rows)
-    params = {**model.get_params(), "row_batch": None, "required_features": ()}
-    whole = build_search(params, X, y, None, torch.device("cpu"), 0, 0).final_scorer
+    settings = SearchSettings.from_params({**model.get_params(), "row_batch": None})
+    whole = build_search(settings, X, y, None, torch.device("cpu"), 0, 0).final_scorer
     rows = [row for row in model.pareto_front_ if not row.expression.n_fitted]
     assert rows
     for row, again in zip(rows, whole.refit([row.expression for row in rows])):

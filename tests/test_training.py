@@ -16,7 +16,8 @@ from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.rewards import rank_weights
 from cadsr_sklearn.sampler import Sampler, masked_log_softmax, token_log_probs
 from cadsr_sklearn.scoring import Candidate, HallOfFame
-from cadsr_sklearn.training import TrainingConfig, grpo_loss, risk_seeking_loss
+from cadsr_sklearn.settings import TrainingConfig
+from cadsr_sklearn.training import grpo_loss, risk_seeking_loss
 
 
 @pytest.fixture()

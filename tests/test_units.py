@@ -17,6 +17,7 @@ from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import Sampler
 from cadsr_sklearn.units import check_units, data_units, describe_units, parse_units
+from cadsr_sklearn.units_rule import UnitsRule
 
 # U = k x² / 2: a spring's energy (I.14.4 of AI-Feynman)
 SPRING = dict(X_units=["kg/s^2", "m"], y_units="kg*m^2/s^2")
@@ -136,11 +137,12 @@ def test_the_overall_factor_takes_the_units_the_formula_needs():
 
 def _sampler(units, library, max_length=24) -> Sampler:
     torch.manual_seed(0)
+    units = None if units is None else UnitsRule(units)
     constraints = Constraints(library, max_length=max_length, units=units)
     policy = Policy(len(library), max_length=max_length, embedding_dim=8, dct_dim=4, n_layers=1,
                     n_heads=1, ff_dim=16, attention="dct", position_encoding="dpe",
                     embedding_std=0.02, parent_sibling=True)
-    priors = Priors(library, uniform_arity=True, length=12, units=units is not None)
+    priors = Priors(library, uniform_arity=True, length=12, units=units)
     return Sampler(policy, library, constraints, priors)
 
 
@@ -162,7 +164,7 @@ def test_masks_make_consistent_formulas_common_and_replay_exactly():
 def test_a_known_need_bans_the_variables_of_other_units():
     library = Library(2)
     units = parse_units(**SPRING, feature_names=["k", "x"])
-    constraints = Constraints(library, max_length=16, units=units)
+    constraints = Constraints(library, max_length=16, units=UnitsRule(units))
     state = constraints.new_state(1)
     assert constraints.mask(state)[0, library.index("add")]  # the root needs energy
     state.advance(torch.tensor([library.index("add")]))  # so do both sides
@@ -266,11 +268,12 @@ def test_required_features_with_units_never_empty_a_mask():
     # rule, which runs after the required one, yields there instead of leaving no token
     library = Library(3)
     units = parse_units(["m", "s", "kg"], "m/s", ["x", "t", "m"])
+    units = UnitsRule(units)
     constraints = Constraints(library, max_length=8, units=units, required_features=[2])
     policy = Policy(len(library), max_length=8, embedding_dim=8, dct_dim=4, n_layers=1,
                     n_heads=1, ff_dim=16, attention="dct", position_encoding="dpe",
                     embedding_std=0.5, parent_sibling=True)
-    priors = Priors(library, uniform_arity=True, length=6, units=True)
+    priors = Priors(library, uniform_arity=True, length=6, units=units)
     torch.manual_seed(0)
     batch = Sampler(policy, library, constraints, priors).sample(
         2000, torch.Generator().manual_seed(0))
@@ -318,7 +321,7 @@ def test_a_screened_batch_with_a_rejected_formula_keeps_each_fit_with_its_formul
     units = parse_units(**SPRING, feature_names=["k", "x"])
     fitter = ConstantFitter(X, y, random_state=0, const_fit_samples=400)
     scorer = Scorer(fitter, make_reward("bic", y), lambda p: float(np.mean((p - y) ** 2)), X,
-                    screen=fitter.screening_fitter(60), units=units)
+                    screen=fitter.screening_fitter(60), units=UnitsRule(units))
     wrong = _expression(library, "add c x0".split())  # kg/s² + a number
     law = _expression(library, "mul c mul x0 mul x1 x1".split())
     rejected, found = scorer([wrong, law])

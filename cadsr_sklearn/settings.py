@@ -1,0 +1,194 @@
+"""A search's settings: the estimator's parameters as typed records, one per component.
+
+:meth:`SearchSettings.from_params` is the one place an estimator's
+``get_params()`` is read. It groups the parameters by the component that takes
+them, each group a frozen record whose fields are named as the parameters
+(their meaning, default and single-value check are the estimator's:
+:class:`~cadsr_sklearn.CADSRRegressor`, :data:`~cadsr_sklearn.parameters.PARAMETER_CONSTRAINTS`):
+
+- :class:`LibrarySettings`: the token library;
+- :class:`PolicySettings`: the transformer policy;
+- :class:`SamplingSettings`: the constraints and priors the sampler keeps to;
+- :class:`ScoringSettings`: the constant fitter, the reward and the criterion;
+- :class:`TrainingConfig`: the loop (appendix Algorithm 4) and its stopping rules.
+
+The first four and the ``guesses`` shape a search: a search can only be continued
+with the same values (:meth:`SearchSettings.structure`). The loop's settings,
+``tol`` and ``n_jobs`` may change between calls. :meth:`SearchSettings.check`
+holds the checks across parameters that no single constraint can express.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from .constraints import nesting_limits
+from .library import canonical_operators, check_operator_complexity, check_operators, operator_names
+from .policy import Policy
+
+__all__ = ["SearchSettings", "LibrarySettings", "PolicySettings", "SamplingSettings",
+           "ScoringSettings", "TrainingConfig"]
+
+
+def _from_params(record: type, params: Mapping[str, Any]):
+    """The record ``record`` with each field the parameter of its name (other keys ignored)."""
+    return record(**{f.name: params[f.name] for f in fields(record)})
+
+
+@dataclass(frozen=True)
+class LibrarySettings:
+    """The token library (:class:`~cadsr_sklearn.library.Library`)."""
+
+    binary_operators: Sequence
+    unary_operators: Sequence
+    use_constants: bool
+    use_one: bool
+    operator_complexity: Mapping[str, int] | None
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """The policy's architecture (:class:`~cadsr_sklearn.policy.Policy`'s keywords)."""
+
+    max_length: int  # ν, the most nodes of a tree
+    embedding_dim: int  # E (the paper's r)
+    dct_dim: int  # M
+    n_layers: int
+    n_heads: int
+    ff_dim: int
+    attention: str
+    position_encoding: str
+    embedding_std: float
+    parent_sibling: bool
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """What the sampler keeps to: the hard constraints
+    (:class:`~cadsr_sklearn.constraints.Constraints`) and the priors on the logits
+    (:class:`~cadsr_sklearn.priors.Priors`)."""
+
+    max_length: int
+    max_constants: int | str  # an integer or "auto" (scoring.constant_cap)
+    nested_constraints: Mapping[str, Mapping[str, int]] | None
+    required_features: Sequence  # column indices, once the data's columns are known
+    arity_prior: bool
+    length_prior: float | None
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    """How formulas are fitted and judged: the constant fitter
+    (:class:`~cadsr_sklearn.constants.ConstantFitter`), the reward R(τ) and the
+    criterion (:func:`~cadsr_sklearn.rewards.make_reward`), on a row batch of a large table."""
+
+    reward: str
+    criterion: str
+    bic_variance: str
+    likelihood: str
+    spl_eta: float  # η
+    tpsr_lambda: float  # λ of TPSR
+    max_length: int  # TPSR's L
+    const_fit_samples: int
+    const_screen_samples: int | None
+    row_batch: int | None
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """Settings of the search loop (:func:`~cadsr_sklearn.training.run_search`) and of
+    the refinement after it (:func:`~cadsr_sklearn.refinement.refine`)."""
+
+    batch_size: int  # B
+    oversampling: float  # γ
+    n_epochs: int  # T
+    learning_rate: float  # l
+    alpha: float  # α, percent
+    beta: float  # β
+    epsilon: float  # ε
+    lam: float  # λ
+    entropy_coef: float  # λ_H
+    steps_per_epoch: int  # C
+    ref_update_every: int  # G
+    policy: str  # "grpo", or "risk_seeking" (eq. 12: rank weights, one step, no GRPO)
+    max_time: float | None
+    max_evaluations: int | None
+    patience: int | None
+    prune: bool  # greedy node-removing local search on τ* after the search
+    snap_constants: bool  # constants of τ* and the front fixed to simple numbers
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "TrainingConfig":
+        """The loop's settings out of an estimator's ``get_params()`` (other keys ignored)."""
+        return _from_params(cls, params)
+
+    @property
+    def n_top(self) -> int:
+        """αB/100, the size of the top set and of the replay buffer."""
+        return max(1, math.ceil(self.alpha * self.batch_size / 100))
+
+
+#: The groups whose values shape a search's pieces, in the order a message names them.
+_STRUCTURAL = ("library", "policy", "sampling", "scoring")
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Everything a search is built and run with, out of the estimator's parameters."""
+
+    library: LibrarySettings
+    policy: PolicySettings
+    sampling: SamplingSettings
+    scoring: ScoringSettings
+    training: TrainingConfig
+    guesses: Sequence | None  # they seed the search's start
+    tol: float  # the exact-fit stop, relative to Var(y)
+    n_jobs: int | None  # threads of the constant fitter
+    checkpoint: Any  # a path, or None
+    simplify: bool  # how formulas are reported
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> "SearchSettings":
+        """The settings of an estimator's ``get_params()``, checked across parameters
+        (:meth:`check`); ``required_features`` as given until :meth:`with_required`."""
+        settings = cls(library=_from_params(LibrarySettings, params),
+                       policy=_from_params(PolicySettings, params),
+                       sampling=_from_params(SamplingSettings, params),
+                       scoring=_from_params(ScoringSettings, params),
+                       training=TrainingConfig.from_params(params),
+                       **{name: params[name] for name in
+                          ("guesses", "tol", "n_jobs", "checkpoint", "simplify")})
+        settings.check()
+        return settings
+
+    def with_required(self, columns: tuple[int, ...]) -> "SearchSettings":
+        """These settings with ``required_features`` as the data's column indices."""
+        return replace(self, sampling=replace(self.sampling, required_features=columns))
+
+    def check(self) -> None:
+        """Raise ValueError for values that are valid one by one but not together:
+        attention heads that do not divide its width, unknown or repeated operators,
+        nesting limits or operator complexities of operators not searched with."""
+        policy, library = self.policy, self.library
+        Policy.check_widths(policy.embedding_dim, policy.dct_dim, policy.n_heads,
+                            policy.attention)
+        check_operators(library.binary_operators, library.unary_operators)
+        operators = operator_names(library.binary_operators, library.unary_operators)
+        nesting_limits(self.sampling.nested_constraints, operators)
+        check_operator_complexity(library.operator_complexity, operators)
+
+    def structure(self) -> dict[str, Any]:
+        """The values that shape the search's pieces (token library, policy, constraints,
+        priors, constant fitter, reward) and its start (the guesses), by parameter name:
+        what a continued search must share with the one it continues. Operator lists
+        compare by their names (PySR's aliases resolved), whatever the sequence type."""
+        values = {f.name: _comparable(getattr(getattr(self, group), f.name))
+                  for group in _STRUCTURAL for f in fields(getattr(self, group))}
+        return values | {"guesses": _comparable(self.guesses)}
+
+
+def _comparable(value: Any) -> Any:
+    return tuple(canonical_operators(value)) if isinstance(value, (list, tuple)) else value
