@@ -116,7 +116,7 @@ class ConstantFitter:
     sample_weight : ndarray of shape (S,), optional
         Non-negative row weights; residuals are scaled by ``sqrt(w)`` so LM
         minimises the weighted sum of squares.
-    const_fit_samples : int, default=1000
+    const_fit_samples : int
         LM sees a random subsample of at most this many rows, drawn once per
         fitter from ``random_state`` (all rows, in order, when ``S`` is smaller).
     random_state : None, int or numpy.random.Generator
@@ -161,7 +161,8 @@ class ConstantFitter:
         X: np.ndarray,
         y: np.ndarray,
         sample_weight: np.ndarray | None = None,
-        const_fit_samples: int = 1000,
+        *,
+        const_fit_samples: int,
         random_state: int | np.random.Generator | None = None,
         n_jobs: int | None = None,
         init: str = "near_one",

@@ -354,12 +354,13 @@ class Constraints:
     Parameters
     ----------
     library : Library
-    max_length : int, default 32
+    max_length : int
         Most nodes in a tree (the paper's "max depth 32" is a node count).
+    max_constants : int or None
+        Most ``c`` tokens in a tree; None switches it off. A search's is its
+        ``max_constants`` held to its rows (:func:`~cadsr_sklearn.scoring.fittable_constants`).
     min_length : int, default 2
         Fewest nodes, honoured while some operator fits; 1 switches it off.
-    max_constants : int or None, default 10
-        Most ``c`` tokens in a tree; None switches it off.
     no_constant_subtrees, no_inverse, no_nested_trig : bool, default True
         Switch the corresponding rule.
     units : UnitsRule or None, default None
@@ -378,9 +379,10 @@ class Constraints:
     def __init__(
         self,
         library: Library,
-        max_length: int = 32,
+        *,
+        max_length: int,
+        max_constants: int | None,
         min_length: int = 2,
-        max_constants: int | None = 10,
         no_constant_subtrees: bool = True,
         no_inverse: bool = True,
         no_nested_trig: bool = True,

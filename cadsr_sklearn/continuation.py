@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import io
 import os
-from typing import Mapping
 
 import numpy as np
 import torch
@@ -27,7 +26,6 @@ from . import checkpoint
 from .checkpoint import CheckpointWriter
 from .search import Search, build_scoring
 from .settings import SearchSettings
-from .units import Units
 from .units_rule import UnitsRule
 
 __all__ = ["SearchSaver", "FrontFile", "continued_search"]
@@ -44,10 +42,6 @@ def continued_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
     the kept search or the checkpoint cannot go on here (other settings, features
     or ``units``), or the checkpoint's folder is not writable.
     """
-    if isinstance(settings, Mapping):  # TEMPORARY until the estimator passes settings
-        settings = SearchSettings.from_params(settings)
-    if isinstance(units, Units):  # TEMPORARY until the estimator passes the rule
-        units = UnitsRule(units)
     if kept is not None:
         saved = checkpoint.loads(kept, device, "The warm-started search")
         _check_continuable(saved.search, settings, X, units, "warm_start cannot continue it",
@@ -86,7 +80,7 @@ def _check_continuable(search: Search, settings: SearchSettings, X: np.ndarray,
     if search.library.n_features != X.shape[1]:
         raise ValueError(f"{problem}: it was started on {search.library.n_features} "
                          f"features, X has {X.shape[1]}. {advice}")
-    if getattr(search, "units", None) != units:
+    if search.units != units:
         raise ValueError(f"{problem}: it was started with other units (X_units, y_units). "
                          f"{advice}")
 

@@ -19,9 +19,9 @@ names of a :class:`~cadsr_sklearn.Library` whose custom operators are looked
 up by their registered name (:func:`~cadsr_sklearn.register_operator`): no
 pickle, no ``eval``, no import. What it gives back (:class:`FormulaFile`) is
 everything a fitted estimator shows and predicts with, so the estimator built
-from it (``CADSRRegressor.load_formula``) predicts, prints, exports and
-reports as the original did, ``return_std`` included; it holds no search to
-continue (no ``warm_start`` from it) and no ``candidates_``.
+from it (:func:`load_model`, behind ``CADSRRegressor.load_formula``) predicts,
+prints, exports and reports as the original did, ``return_std`` included; it
+holds no search to continue (no ``warm_start`` from it) and no ``candidates_``.
 
 Floats are written as JSON numbers with every digit (Python's ``repr``), so
 constants and predictions round-trip exactly; NaN and ±inf, which JSON lacks,
@@ -83,13 +83,13 @@ from .expression import Expression
 from .front import FrontRow
 from .guesses import GuessRow
 from .library import Library
-from .multioutput import outputs_of
+from .multioutput import JoinedOutputs, Output, outputs_of
 from .shown_constants import FixedConstant, ShownConstants
 from .uncertainty import ConstantUncertainty
 from .units import Units
 
 __all__ = ["FORMAT", "SCHEMA_VERSION", "FormulaFile", "write_formula_file",
-           "read_formula_file"]
+           "read_formula_file", "load_model"]
 
 #: The file's ``format`` field: what it is.
 FORMAT = "cadsr-formula"
@@ -130,22 +130,23 @@ def write_formula_file(model, path) -> None:
         "features": {"names": None if names is None else [str(n) for n in names],
                      "symbols": list(model.symbol_names_)},
         "device": str(model.device_),
-        "outputs": [_output(output, target) for output, target in outputs_of(model)],
+        "outputs": [_output(output) for output in outputs_of(model)],
     }
     text = json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
     Path(path).write_text(text + "\n", encoding="utf-8")
 
 
-def _output(model, target: str) -> dict:
-    library = model.front_rows_[0].expression.library
+def _output(output: Output) -> dict:
+    front, model = output.front, output.estimator  # its front, and its search's record
+    library = front.rows[0].expression.library
     return {
-        "target": target,
+        "target": output.target,
         "library": library.arguments(),
-        "front": [_front_row(row) for row in model.front_rows_],
-        "selections": dict(model.selections_),
+        "front": [_front_row(row) for row in front.rows],
+        "selections": dict(front.selections),
         "unsnapped": _tree(model.unsnapped_expression_),
-        "guesses": [{"guess": g.guess, **_front_row(g)} for g in model.guesses_],
-        "units": _units(model.data_units_),
+        "guesses": [{"guess": g.guess, **_front_row(g)} for g in front.guesses],
+        "units": _units(front.data_units),
         "y_variance": _real(model.y_variance_),
         "history": [{k: _value(v) for k, v in record.items()} for record in model.history_],
         "n_epochs": int(model.n_epochs_),
@@ -261,6 +262,35 @@ def _reals(a) -> list:
 
 
 # --------------------------------------------------------------------------- reading
+def load_model(path, estimator_class):
+    """The fitted model in the formula file at ``path``: ``estimator_class(**settings)``
+    with the fitted attributes the file holds, as unpickling would set them (a model
+    of several outputs joins one such estimator per output).
+
+    Raises
+    ------
+    ValueError
+        As :func:`read_formula_file`, and for settings the class does not take (a
+        file written by another version).
+    """
+    saved = read_formula_file(path)
+    try:
+        outputs = [estimator_class(**saved.settings) for _ in saved.outputs]
+    except TypeError as err:  # a parameter this version does not have
+        raise ValueError(f"{path}: {err}; it was written by another version of "
+                         "cadsr-sklearn.") from None
+    for output, attributes, target in zip(outputs, saved.outputs,
+                                          saved.shared["target_names_"]):
+        vars(output).update(saved.shared, **attributes, target_names_=[target],
+                            n_outputs_=1, version_=__version__)
+    if len(outputs) == 1:
+        return outputs[0]
+    model = estimator_class(**saved.settings)
+    vars(model).update(saved.shared)
+    vars(model).update(JoinedOutputs(outputs, saved.shared["target_names_"]).attributes())
+    return model
+
+
 class _Invalid(ValueError):
     """The file is not a formula file this version can read; the message says why."""
 

@@ -11,28 +11,38 @@ rule would choose, so that the choice can follow ``model_selection`` after the
 fit. Two trees that read as one formula, or that show the same text, are
 reported once. :func:`as_table` makes the rows a pandas DataFrame where pandas
 is installed; :func:`constant_rows` are the rows of ``constants_``.
+
+:func:`record_search` is what the estimator keeps of a finished search: the
+report of its front and the search's own record, as a :class:`SearchRecord`
+whose fields become the fitted attributes. A constant target needs no search:
+:func:`constant_target` records its exact formula ``y = c`` the same way.
+(:class:`~cadsr_sklearn.fitted_front.FittedFront` reads the kept front.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import sympy
 
 from .display import faithful_digits, r2_from_loss, round_floats
 from .expression import Expression
+from .library import Library
 from .scoring import Candidate
 from .selection import RULES, cross_validated_errors, select
+from .settings import ReportSettings
 from .shown_constants import CONSTANT_COLUMNS, ShownConstants, shown_constants
 from .simplification import simplest_equivalent
 from .uncertainty import ConstantUncertainty, constant_uncertainty
 
 __all__ = ["FrontRow", "FrontReport", "report_front", "front_row", "formula", "as_table",
            "row_position", "candidate_rows", "CANDIDATE_COLUMNS",
-           "constant_rows", "CONSTANT_COLUMNS"]
+           "constant_rows", "CONSTANT_COLUMNS", "SearchRecord",
+           "record_search", "constant_target"]
 
 
 @dataclass(frozen=True)
@@ -130,8 +140,8 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
         rows.append(row)
     cv_errors = None
     if model_selection == "cv":
-        cv_errors = cross_validated_errors([r.expression for r in rows], X, y,
-                                           sample_weight, const_fit_samples)
+        cv_errors = cross_validated_errors([r.expression for r in rows], X, y, sample_weight,
+                                           const_fit_samples=const_fit_samples)
         rows = [replace(row, cv_loss=float(np.mean(errors)))
                 for row, errors in zip(rows, cv_errors)]
     best_row = next(i for i, r in enumerate(rows) if r.expression.key == best.expression.key)
@@ -229,3 +239,73 @@ def constant_rows(row: FrontRow, level: float = 0.95) -> list[dict]:
     shown with (``c0, c1, …`` as its text reads), then the numbers fixed to simple ones
     (``s0, s1, …``) with their intervals before (see :mod:`cadsr_sklearn.shown_constants`)."""
     return [asdict(r) for r in row.constants.rows(level)]
+
+
+# ------------------------------------------------------------- what a fit keeps
+@dataclass(frozen=True)
+class SearchRecord:
+    """What the estimator keeps of a finished search: the report of its front, the row each
+    rule chooses, and how the search went. :meth:`attributes` names them as the fitted
+    attributes they become."""
+
+    y_variance: float
+    front_rows: list[FrontRow]  # every row, unmarked by any rule
+    selections: dict[str, int]  # rule -> row
+    unsnapped_expression: Expression  # τ* before snapping
+    history: list[dict]  # one row per epoch
+    n_epochs: int
+    n_evaluations: int
+    stop_reason: str
+    interrupted: bool
+    candidates: list[dict] | None = None  # every formula scored, with keep_candidates
+
+    def attributes(self) -> dict[str, Any]:
+        """The estimator's fitted attributes, by name (``candidates_`` only where kept)."""
+        attributes = {"y_variance_": self.y_variance, "front_rows_": self.front_rows,
+                      "selections_": self.selections,
+                      "unsnapped_expression_": self.unsnapped_expression,
+                      "history_": self.history, "n_epochs_": self.n_epochs,
+                      "n_evaluations_": self.n_evaluations, "stop_reason_": self.stop_reason,
+                      "interrupted_": self.interrupted}
+        if self.candidates is not None:
+            attributes["candidates_"] = as_table(self.candidates, CANDIDATE_COLUMNS)
+        return attributes
+
+
+def record_search(result, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None,
+                  names: list[str], settings: ReportSettings, *, y_variance: float,
+                  fitted_rows: Callable[[Candidate], np.ndarray] | None = None,
+                  keep: Sequence[str] = (),
+                  candidates: Iterable[Candidate] | None = None) -> SearchRecord:
+    """The record of the finished search ``result`` (a ``SearchResult``) on ``X, y``.
+
+    Its front (with τ* always among it) is reported by :func:`report_front`,
+    the arguments as there; ``candidates``, every formula the search scored,
+    are kept as the rows of ``candidates_`` where given.
+    """
+    report = report_front(
+        result.hall_of_fame.pareto_front(keep=result.best), result.best, X, y, sample_weight,
+        names, simplify=settings.simplify, y_variance=y_variance,
+        model_selection=settings.model_selection, const_fit_samples=settings.const_fit_samples,
+        fitted_rows=fitted_rows, snapped_from=result.snapped_from, keep=keep)
+    return SearchRecord(
+        y_variance=y_variance, front_rows=report.rows, selections=report.choices,
+        unsnapped_expression=result.unsnapped.expression,
+        history=[epoch.row() for epoch in result.history], n_epochs=result.n_epochs,
+        n_evaluations=result.n_evaluations, stop_reason=result.stop_reason,
+        interrupted=result.interrupted,
+        candidates=None if candidates is None else candidate_rows(candidates, names))
+
+
+def constant_target(X: np.ndarray, y: np.ndarray, names: list[str],
+                    settings: ReportSettings) -> SearchRecord:
+    """The record of a constant target ``y``: the exact formula ``y = c``, a front of one
+    row, found without a search (``stop_reason`` "constant target")."""
+    library = Library(X.shape[1], (), ("neg",), use_constants=True, use_one=False)
+    best = Candidate(Expression((library.const_id,), library, [float(y[0])]), math.inf, 0.0)
+    report = report_front([best], best, X, y, None, names, simplify=settings.simplify,
+                          y_variance=0.0, model_selection=settings.model_selection,
+                          const_fit_samples=settings.const_fit_samples)
+    return SearchRecord(y_variance=0.0, front_rows=report.rows, selections=report.choices,
+                        unsnapped_expression=best.expression, history=[], n_epochs=0,
+                        n_evaluations=0, stop_reason="constant target", interrupted=False)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import Mapping, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -171,14 +171,12 @@ def formula_row(formula, settings: SearchSettings, X: np.ndarray, y: np.ndarray,
     """``formula`` fitted and scored on ``(X, y)`` as a search with ``settings`` would
     score it, its constant fitter seeded with ``numpy_seed``. No sampler constraint
     applies: nothing is sampled."""
-    if isinstance(settings, Mapping):  # TEMPORARY until the estimator passes settings
-        settings = SearchSettings.from_params(settings)
     scoring = build_scoring(settings, X, y, sample_weight, numpy_seed)
     label = f"The formula {formula_text(formula)!r}"
     expression = parsed(formula, names, build_library(settings.library, X.shape[1]), label)
     [candidate] = scored(scoring.final_scorer, [expression], [label])
     return GuessRow.of(front_row(candidate, X, y, sample_weight, list(names),
-                                 simplify=settings.simplify, y_variance=scoring.y_variance,
+                                 simplify=settings.report.simplify, y_variance=scoring.y_variance,
                                  fitted_rows=scoring.final_scorer.fitted_rows),
                       formula_text(formula))
 

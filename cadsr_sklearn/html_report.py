@@ -24,6 +24,11 @@ A model fitted on several outputs gets one section per output. matplotlib is
 needed only for the plots: without it the page says so where they would be.
 Every text that comes from the user (column names, file names) is escaped.
 
+Each output is read through its fitted front
+(:class:`~cadsr_sklearn.fitted_front.FittedFront`, by the model's
+``model_selection``; :func:`~cadsr_sklearn.multioutput.outputs_of`); formulas
+are typeset by :func:`cadsr_sklearn.summary.formula_mathml`, as in a notebook.
+
 Example
 -------
 >>> from cadsr_sklearn.html_report import write_report    # doctest: +SKIP
@@ -33,7 +38,6 @@ Example
 
 from __future__ import annotations
 
-import html
 import inspect
 import io
 import math
@@ -44,14 +48,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sympy
-from sympy.printing.mathml import MathMLPresentationPrinter
 
 from ._version import __version__
-from .display import DISPLAY_DIGITS, html_text
+from .display import html_text
+from .fitted_front import FittedFront
 from .front import constant_rows
-from .multioutput import outputs_of
-from .units import describe_units
+from .multioutput import Output, outputs_of
+from .summary import formula_mathml
 
 __all__ = ["report_html", "write_report"]
 
@@ -174,11 +177,11 @@ def report_html(model, X=None, y=None, *, data_name: str | None = None) -> str:
     data = None if X is None else _Data(X, data_name or "the data given to the report")
     several = len(outputs) > 1
     body = [_header(model, outputs)]
-    for j, (estimator, target, y_j) in enumerate(outputs):
-        heading = f"Output {j}: {target}" if several else None
-        body.append(_output_section(estimator, target, data, y_j, heading, salt=f"cadsr-{j}"))
-    body += [_data_section(model, outputs, data), _settings_section(model), _footer()]
-    title = "; ".join(f"{t} = {_chosen_row(e)['formula']}" for e, t, _ in outputs)
+    for j, (output, y_j) in enumerate(outputs):
+        heading = f"Output {j}: {output.target}" if several else None
+        body.append(_output_section(output, data, y_j, heading, salt=f"cadsr-{j}"))
+    body += [_data_section(outputs, data), _settings_section(model), _footer()]
+    title = "; ".join(f"{o.target} = {o.front.chosen.formula}" for o, _ in outputs)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -199,26 +202,22 @@ class _Data:
         return len(self.X)
 
 
-def _outputs(model, y) -> list[tuple]:
-    """(estimator, target name, that output's y or None) for each output of ``model``."""
+def _outputs(model, y) -> list[tuple[Output, Any]]:
+    """(output, that output's y or None) for each output of ``model``."""
     outputs = outputs_of(model)
     if y is None:
-        return [(e, n, None) for e, n in outputs]
+        return [(output, None) for output in outputs]
     values = np.asarray(y, dtype=np.float64)
     values = values.reshape(len(values), -1)
     if values.shape[1] != len(outputs):
         raise ValueError(f"y has {values.shape[1]} column(s); the model has "
                          f"{len(outputs)} output(s).")
-    return [(e, n, values[:, j]) for j, (e, n) in enumerate(outputs)]
+    return [(output, values[:, j]) for j, output in enumerate(outputs)]
 
 
-def _chosen_row(estimator) -> dict:
-    return next(r for r in _rows(estimator) if r["selected"])
-
-
-def _rows(estimator) -> list[dict]:
+def _rows(front: FittedFront) -> list[dict]:
     """The rows of the front (:attr:`pareto_front_`), each as ``equations_`` shows it."""
-    return [row.record() for row in estimator.pareto_front_]
+    return [row.record() for row in front.marked]
 
 
 # -------------------------------------------------------------- the sections
@@ -228,7 +227,7 @@ def _header(model, outputs) -> str:
              f"<p class=\"muted\">{len(outputs)} output{'s' if several else ''}; written by "
              f"cadsr-sklearn {html_text(__version__)}; model saved with cadsr-sklearn "
              f"{html_text(str(model.version_))}</p>"]
-    if getattr(model, "interrupted_", False):
+    if model.interrupted_:
         lines.append("<p class=\"banner\"><strong>Interrupted.</strong> The search was "
                      "stopped with Ctrl-C before its budget ran out; what follows is the best "
                      "it had found by then.</p>")
@@ -236,35 +235,34 @@ def _header(model, outputs) -> str:
     return "\n".join(lines)
 
 
-def _output_section(estimator, target: str, data, y, heading: str | None, salt: str) -> str:
-    """Formula, run, constants, front and plots of one output's estimator."""
+def _output_section(output: Output, data, y, heading: str | None, salt: str) -> str:
+    """Formula, run, constants, front and plots of one output."""
     parts = ["<section>", f"<h2>{html_text(heading or 'Chosen formula')}</h2>"]
-    parts += [_formula_block(estimator, target), _run_facts(estimator),
-              "<h3>Constants of the chosen formula</h3>", _constants_table(estimator),
-              "<h3>Pareto front</h3>", _front_table(estimator),
-              "<h3>Plots</h3>", _figures(estimator, target, data, y, salt), "</section>"]
+    parts += [_formula_block(output.front), _run_facts(output.estimator),
+              "<h3>Constants of the chosen formula</h3>", _constants_table(output.front),
+              "<h3>Pareto front</h3>", _front_table(output.front),
+              "<h3>Plots</h3>", _figures(output, data, y, salt), "</section>"]
     return "\n".join(parts)
 
 
-def _formula_block(estimator, target: str) -> str:
+def _formula_block(front: FittedFront) -> str:
     """The chosen formula: MathML, then its text, LaTeX and full precision for copying."""
-    position, row = next((i, r) for i, r in enumerate(_rows(estimator))
-                         if r["selected"])
-    math_ml = formula_mathml(estimator, position, target=target, display="block")
+    position, row = front.position, front.chosen.record()
+    math_ml = formula_mathml(front, position, target=front.target, display="block")
     r2 = row.get("r2")
+    target = front.target
     facts = [("Text", f"<code>{html_text(target)} = {html_text(row['formula'])}</code>"),
-             ("LaTeX", f"<code>{html_text(estimator.latex())}</code>"),
+             ("LaTeX", f"<code>{html_text(front.latex())}</code>"),
              ("Full precision", f"<code>{html_text(str(row['equation']))}</code>"),
              ("Complexity", f"k = {html_text(str(row['complexity']))} "
                             "<span class=\"muted\">(nodes + fitted constants)</span>"),
              ("Training MSE", _num(row["loss"], ".4e"))]
     if r2 is not None:
         facts.append(("Training R²", _num(r2, ".6f")))
-    units = describe_units(row["expression"], getattr(estimator, "data_units_", None))
+    units = front.units()
     if units is not None:
         facts.append(("Units", f"<code>{html_text(units)}</code>"))
-    facts.append(("Chosen by", f"<code>model_selection={html_text(repr(estimator.model_selection))}"
-                               "</code>"))
+    facts.append(("Chosen by", f"<code>model_selection={html_text(repr(front.rule))}</code>"))
     return f"<div class=\"formula\">{math_ml}</div>\n{_facts(facts)}"
 
 
@@ -282,11 +280,10 @@ def _run_facts(estimator) -> str:
     return "<h3>Search</h3>\n" + _facts(facts)
 
 
-def _constants_table(estimator) -> str:
+def _constants_table(front: FittedFront) -> str:
     """``constants_`` as a table: the displayed formula's constants with their intervals,
     then the numbers fixed to simple ones with what the fit said before."""
-    chosen = next(row for row in estimator.pareto_front_ if row.selected)
-    rows = constant_rows(chosen)
+    rows = constant_rows(front.chosen)
     if not rows:
         return "<p class=\"muted\">The formula has no fitted constants.</p>"
     any_fixed = any(r["fixed"] for r in rows)
@@ -322,9 +319,9 @@ _FRONT_COLUMNS = (("complexity", "k", "d"), ("loss", "train MSE", ".3e"),
 _NOT_NUMBERS = {"equation", "formula", "expression", "constant_errors", "selected"}
 
 
-def _front_table(estimator) -> str:
+def _front_table(front: FittedFront) -> str:
     """Every row of ``equations_``: its number (as ``index=`` takes it), scores and formula."""
-    rows = _rows(estimator)
+    rows = _rows(front)
     known = [c for c in _FRONT_COLUMNS if c[0] in rows[0]]
     names = {c[0] for c in _FRONT_COLUMNS}
     # columns added to equations_ later are shown too, after the known ones
@@ -337,7 +334,7 @@ def _front_table(estimator) -> str:
     for i, row in enumerate(rows):
         mark = "★ " if row["selected"] else ""
         cells = "".join(f"<td class=\"num\">{_num(row.get(c), f)}</td>" for c, _, f in columns)
-        formula = (f"{formula_mathml(estimator, i)}<div class=\"textform mono\">"
+        formula = (f"{formula_mathml(front, i)}<div class=\"textform mono\">"
                    f"{html_text(row['formula'])}</div>")
         css = " class=\"chosen\"" if row["selected"] else ""
         lines.append(f"<tr{css}>"
@@ -350,15 +347,12 @@ def _front_table(estimator) -> str:
             + "\n".join(lines) + "\n</table></div>")
 
 
-def _data_section(model, outputs, data) -> str:
+def _data_section(outputs, data) -> str:
     """The features (and the symbols that stand for them), the targets, the rows given."""
-    columns = _column_names(model)
-    symbols = list(getattr(model, "symbol_names_", None) or columns)
+    first = outputs[0][0].front  # every output has the same features, and their units
+    columns, symbols = first.columns, first.symbols
     renamed = any(s != c for s, c in zip(symbols, columns))
-    data_units = getattr(model, "data_units_", None)
-    if isinstance(data_units, list):  # several outputs: the same features' units in each
-        data_units = data_units[0]
-    units = list(data_units.feature_labels) if data_units is not None else None
+    units = list(first.data_units.feature_labels) if first.data_units is not None else None
     head = "<tr><th class=\"left\">feature</th>" + (
         "<th class=\"left\">symbol in the formulas</th>" if renamed else "") + (
         "<th class=\"left\">units</th>" if units else "") + "</tr>"
@@ -369,17 +363,17 @@ def _data_section(model, outputs, data) -> str:
         for i, (c, s) in enumerate(zip(columns, symbols)))
     facts = [("Features", f"{len(columns)}"),
              ("Target" + ("s" if len(outputs) > 1 else ""),
-              ", ".join(html_text(t) for _, t, _ in outputs))]
-    for estimator, target, y in outputs:
+              ", ".join(html_text(output.target) for output, _ in outputs))]
+    for output, y in outputs:
         spread = []
-        variance = getattr(estimator, "y_variance_", None)
+        variance = output.front.y_variance
         if variance is not None:
             spread.append(f"standard deviation {_num(math.sqrt(variance))} in training")
         if y is not None:
             spread.append(f"from {_num(np.nanmin(y), '.6g')} to {_num(np.nanmax(y), '.6g')} in "
                           f"{html_text(data.name)}")
         if spread:
-            facts.append((target, "; ".join(spread)))
+            facts.append((output.target, "; ".join(spread)))
     if data is None:
         facts.append(("Rows", "not recorded: a model keeps no data. Give the data to plot "
                               "predictions and count rows (<code>cadsr report MODEL --data "
@@ -426,68 +420,16 @@ def _footer() -> str:
             "MathML, which current browsers draw; their text form is beneath each.</footer>")
 
 
-# ------------------------------------------------------------------- formulas
-class _LabelledMathML(MathMLPresentationPrinter):
-    """SymPy's presentation MathML, with column names for the symbols that stand for them.
-
-    A column such as ``force [N]`` is the symbol ``force_N`` in a formula's
-    text; the typeset formula shows the column's own name, as the LaTeX does.
-    """
-
-    def __init__(self, labels: dict[str, str]):
-        super().__init__()
-        self._labels = labels
-
-    def _print_Symbol(self, sym, style="plain"):
-        label = self._labels.get(sym.name)
-        if label is None:
-            return super()._print_Symbol(sym, style)
-        text = self.dom.createElement("mtext")
-        # SymPy's printer writes text nodes unescaped (so that its entities such as
-        # &InvisibleTimes; pass through): a column name is escaped here.
-        text.appendChild(self.dom.createTextNode(html.escape(label, quote=False)))
-        text.setAttribute("class", "column")  # drawn as one unit: "a [AU]" is one name
-        return text
-
-
-def formula_mathml(estimator, index: int, target: str | None = None,
-                   display: str = "inline") -> str:
-    """Row ``index``'s displayed formula as a ``<math>`` element (``target = …`` if given)."""
-    labels = {s: c for s, c in zip(getattr(estimator, "symbol_names_", None) or [],
-                                   _column_names(estimator)) if s != c}
-    expr = estimator.sympy(index=index, precision=DISPLAY_DIGITS)
-    rhs = _typographic(_LabelledMathML(labels).doprint(expr))
-    lhs = ""
-    if target is not None:
-        symbol_like = target.isidentifier()
-        lhs = _LabelledMathML({} if symbol_like else {target: target}).doprint(
-            sympy.Symbol(target)) + "<mo>=</mo>"
-    alt = html_text(("" if target is None else f"{target} = ") + str(expr))
-    return (f"<math display=\"{display}\" alttext=\"{alt}\"><mrow>{lhs}{rhs}</mrow></math>")
-
-
-def _typographic(math_ml: str) -> str:
-    """Minus signs for SymPy's hyphens, and an italic e for its double-struck ⅇ."""
-    return (math_ml.replace("<mo>-</mo>", "<mo>&#x2212;</mo>").replace("<mn>-", "<mn>&#x2212;")
-            .replace("<mi>&ExponentialE;</mi>", "<mi>e</mi>"))
-
-
-def _column_names(estimator) -> list[str]:
-    names = getattr(estimator, "feature_names_in_", None)
-    if names is not None:
-        return [str(n) for n in names]
-    return [f"x{i}" for i in range(estimator.n_features_in_)]
-
-
 # ---------------------------------------------------------------------- plots
-def _figures(estimator, target: str, data, y, salt: str) -> str:
+def _figures(output: Output, data, y, salt: str) -> str:
     """The three plots as inline SVG, or a note where matplotlib or the data are missing."""
     try:
-        from . import plotting
-
-        plotting._matplotlib()
+        import matplotlib  # noqa: F401 - optional: only the plots need it
     except ImportError:
         return f"<p class=\"banner\">{html_text(_NO_MATPLOTLIB)}</p>"
+    from . import plotting
+
+    estimator, target = output.estimator, output.target
     figures = [
         (_pareto_front(estimator),
          "The Pareto front: training loss against complexity; the star is the chosen "

@@ -2,36 +2,51 @@
 
 ``fit`` on ``y`` of shape ``(n, m)`` fits ``m`` copies of the estimator, one
 per column (:func:`fit_outputs`), so that output j's formula is the one
-``fit(X, y[:, j])`` finds; the methods that describe a formula then ask each
-copy in turn (:func:`per_output`), and the fitted attributes of
-:data:`PER_OUTPUT` become lists over them (as do those that describe the
-chosen formula, ``expression_``, ``equations_``…, which the estimator derives
-from each copy's front).
+``fit(X, y[:, j])`` finds. The copies are joined (:class:`JoinedOutputs`)
+into the estimator's fitted attributes: :attr:`estimators_`, and the
+attributes of :data:`PER_OUTPUT` as lists over them.
+
+Every view of a fitted model walks its outputs the same way, one output or
+several: :func:`outputs_of` gives each output's :class:`Output` (its
+one-output estimator, and its front as a
+:class:`~cadsr_sklearn.fitted_front.FittedFront` read by the model's
+``model_selection``), and :func:`each_output` maps a view over them, giving a
+value for a model of one output and a list for a model of several (which is
+how the estimator's ``expression_``, ``predict``, ``sympy``… become lists).
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
 
-__all__ = ["PER_OUTPUT", "fit_outputs", "join_outputs", "per_output", "outputs_of"]
+from .fitted_front import FittedFront
+
+__all__ = ["PER_OUTPUT", "fit_outputs", "JoinedOutputs", "Output", "outputs_of",
+           "each_output", "target_columns"]
 
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
 PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
               "n_evaluations_", "stop_reason_", "y_variance_", "guesses_", "data_units_")
 
 
+# ------------------------------------------------------------------- fitting
 def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_units=None,
-                y_units=None) -> None:
-    """Fit ``estimator`` on ``Y`` (n, m): one copy of it, with its parameters, per column.
+                y_units=None, *, fit_one: Callable) -> "JoinedOutputs":
+    """Fit ``estimator``'s copies on ``Y`` (n, m), one per column, and join them.
 
-    The copies become its :attr:`estimators_`; the attributes of
-    :data:`PER_OUTPUT` lists over them, the others the first's. Output j is
-    named ``names[j]`` (its copy's ``target_names_``). With ``warm_start``,
-    the copies of the last fit go on with their own searches; a ``checkpoint``
+    ``fit_one(copy, X, y, sample_weight, [name], X_units, y_units)`` fits one
+    copy on the 1-D column ``y``, its target named ``name``: the estimator's
+    own one-output fit, which it hands in, so that nothing here calls into it
+    by name. Each copy has the estimator's parameters; output j is named
+    ``names[j]`` (its copy's ``target_names_``). With ``warm_start``, the
+    copies of the last fit go on with their own searches; a ``checkpoint``
     path gets the suffix ``.output{j}`` per output. ``y_units`` is one entry
     per output (a list) or one for all.
 
@@ -66,25 +81,22 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_
         output.set_params(**estimator.get_params()).set_params(checkpoint=checkpoint_path)
         fit_args = (X, Y[:, j], sample_weight, [names[j]], X_units, targets[j])
         if stopped is None:
-            output._fit(*fit_args)
+            fit_one(output, *fit_args)
             stopped = j if output.interrupted_ else None
         else:
-            _fit_for_one_epoch(output, fit_args)
+            _fit_for_one_epoch(fit_one, output, fit_args)
     if stopped is not None and stopped < len(outputs) - 1:
         _warn_outputs_left(names[stopped], names[stopped + 1:])
-    join_outputs(estimator, outputs, names)
-    estimator.__dict__.pop("candidates_", None)  # a previous fit's
-    if estimator.keep_candidates:
-        estimator.candidates_ = [o.candidates_ for o in outputs]
+    return JoinedOutputs(outputs, list(names), candidates=estimator.keep_candidates)
 
 
-def _fit_for_one_epoch(output, fit_args: tuple) -> None:
-    """``output._fit(*fit_args)`` with a search of one epoch, its ``n_epochs`` then the
+def _fit_for_one_epoch(fit_one: Callable, output, fit_args: tuple) -> None:
+    """``fit_one(output, *fit_args)`` with a search of one epoch, its ``n_epochs`` then the
     user's again (its parameters stay those of the estimator)."""
     n_epochs = output.n_epochs
     output.set_params(n_epochs=1)
     try:
-        output._fit(*fit_args)
+        fit_one(output, *fit_args)
     finally:
         output.set_params(n_epochs=n_epochs)
 
@@ -96,35 +108,96 @@ def _warn_outputs_left(interrupted: str, left: list[str]) -> None:
                   stacklevel=6)  # the caller of fit: past fit_outputs, _fit, fit, sklearn's
 
 
-def per_output(estimators: list, method: str, index, **kwargs) -> list:
-    """``method`` of every output's estimator, ``index`` one row per output or the same."""
-    indices = (list(index) if isinstance(index, (list, tuple, np.ndarray))
-               else [index] * len(estimators))
-    if len(indices) != len(estimators):
-        raise ValueError(f"index must give one row per output ({len(estimators)}), "
-                         f"got {len(indices)}.")
-    return [getattr(e, method)(index=i, **kwargs) for e, i in zip(estimators, indices)]
+@dataclass(frozen=True)
+class JoinedOutputs:
+    """The fitted estimators of the outputs (output j named ``target_names[j]``), joined
+    into the fitted attributes of one model of several outputs: a fit's copies, or a
+    formula file's outputs."""
+
+    estimators: list  # one fitted one-output estimator per output
+    target_names: list[str]
+    candidates: bool = False  # whether each kept its ``candidates_`` (keep_candidates)
+
+    def attributes(self) -> dict[str, Any]:
+        """The model's fitted attributes, by name: :attr:`estimators_`, the attributes of
+        :data:`PER_OUTPUT` as lists over them, the others the first's."""
+        first = self.estimators[0]
+        attributes = {
+            "estimators_": self.estimators, "n_outputs_": len(self.estimators),
+            "target_names_": list(self.target_names), "device_": first.device_,
+            "version_": first.version_, "symbol_names_": first.symbol_names_,
+            "interrupted_": any(o.interrupted_ for o in self.estimators),
+            "search_state_": None}  # each output keeps its own
+        attributes.update({name: [getattr(o, name) for o in self.estimators]
+                           for name in PER_OUTPUT})
+        if self.candidates:
+            attributes["candidates_"] = [o.candidates_ for o in self.estimators]
+        return attributes
 
 
-def join_outputs(estimator, outputs: list, names: list[str]) -> None:
-    """Make the fitted ``outputs`` (one estimator per output, output j named ``names[j]``)
-    ``estimator``'s :attr:`estimators_`: the attributes of :data:`PER_OUTPUT` become lists
-    over them, the others are the first's (a fit's copies, or a formula file's outputs)."""
-    estimator.__dict__.pop("front_rows_", None)  # of a one-output fit before
-    estimator.estimators_ = outputs
-    estimator.n_outputs_, estimator.target_names_ = len(outputs), list(names)
-    first = outputs[0]
-    estimator.device_, estimator.version_ = first.device_, first.version_
-    estimator.symbol_names_ = first.symbol_names_
-    estimator.interrupted_ = any(o.interrupted_ for o in outputs)
-    estimator.search_state_ = None  # each output keeps its own
-    for name in PER_OUTPUT:
-        setattr(estimator, name, [getattr(o, name) for o in outputs])
+# ------------------------------------------------------------------- reading
+@dataclass(frozen=True)
+class Output:
+    """One output of a fitted model: its one-output estimator (the model itself, or its
+    copy for that column of a 2-D ``y``) and its front, read by the model's
+    ``model_selection`` and named after its target."""
+
+    estimator: Any  # a fitted one-output CADSRRegressor: its search's record, predict
+    front: FittedFront
+
+    @property
+    def target(self) -> str:
+        """The output's target name (``target_names_[j]``)."""
+        return self.front.target
 
 
-def outputs_of(model) -> list[tuple]:
-    """(estimator, target name) of each output of the fitted ``model``: its copies after a
-    2-D ``y``, else the model itself. What the views (summary, report, commands) walk, so
-    that one output and several are one case."""
-    estimators = model.__dict__.get("estimators_") or [model]
-    return list(zip(estimators, (str(name) for name in model.target_names_)))
+def _several(model) -> bool:
+    """Fitted on a 2-D ``y``: one estimator per output in ``estimators_`` (one for a
+    column vector too, whose attributes are lists of one)."""
+    return "estimators_" in vars(model)
+
+
+def outputs_of(model) -> list[Output]:
+    """Each output of the fitted ``model``, one or several: what the views (the
+    estimator's properties, summary, plots, report, commands, formula files) walk,
+    so that one output and several are one case. The model's ``model_selection``
+    decides for every output (its copies may hold another, set directly)."""
+    estimators = vars(model)["estimators_"] if _several(model) else [model]
+    return [Output(e, FittedFront.of(e, model.model_selection, str(name)))
+            for e, name in zip(estimators, model.target_names_)]
+
+
+def each_output(model, view: Callable[[Output, Any], Any], each=None, *,
+                join: Callable[[list], Any] | None = None):
+    """``view(output, each)`` of the fitted ``model``'s output; for a model of several
+    outputs, the list of ``view`` over them, passed to ``join`` where given.
+
+    ``each`` (an ``index=``, the targets) is, for several outputs, one value per
+    output (a list, tuple or array) or one for all.
+    """
+    outputs = outputs_of(model)
+    if not _several(model):
+        return view(outputs[0], each)
+    values = [view(output, value) for output, value in zip(outputs, _one_each(each, outputs))]
+    return values if join is None else join(values)
+
+
+def _one_each(each, outputs: Sequence[Output]) -> list:
+    values = (list(each) if isinstance(each, (list, tuple, np.ndarray))
+              else [each] * len(outputs))
+    if len(values) != len(outputs):
+        raise ValueError(f"index must give one row per output ({len(outputs)}), "
+                         f"got {len(values)}.")
+    return values
+
+
+def target_columns(model, y):
+    """``y`` as :func:`each_output` takes it: for a model of several outputs, its columns,
+    one per output (ValueError for another shape); for one output, ``y`` itself."""
+    if not _several(model):
+        return y
+    Y, n_outputs = np.asarray(y), len(vars(model)["estimators_"])
+    if Y.ndim != 2 or Y.shape[1] != n_outputs:
+        raise ValueError(f"y must have one column per output ({n_outputs}), "
+                         f"got shape {Y.shape}.")
+    return [Y[:, j] for j in range(n_outputs)]

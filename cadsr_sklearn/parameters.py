@@ -1,11 +1,13 @@
-"""The estimator's parameters: what each value may be, the checks across them, the paper's values.
+"""The estimator's parameters: what each value may be, and the paper's values.
 
 Each parameter's meaning and default are written once, in
 :class:`~cadsr_sklearn.CADSRRegressor` (its docstring and ``__init__``); here
 is what scikit-learn validates before every ``fit``
-(:data:`PARAMETER_CONSTRAINTS`), what no single constraint can express
-(:func:`check_settings`), and the paper's values where the defaults differ
-(:data:`PAPER_SETTINGS`).
+(:data:`PARAMETER_CONSTRAINTS`, each set of allowed values the component's
+own), the required features as column indices (:func:`required_columns`), and
+the paper's values where the defaults differ (:data:`PAPER_SETTINGS`). The
+checks no single constraint can express are
+:meth:`~cadsr_sklearn.settings.SearchSettings.check`'s.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 import os
 from numbers import Integral, Real
 from types import MappingProxyType
-from typing import Any, Mapping
 
 import numpy as np
 import torch
@@ -24,7 +25,7 @@ from .rewards import BIC_VARIANCES, CRITERIA, LIKELIHOODS, REWARDS
 from .selection import RULES
 from .training import POLICY_UPDATES
 
-__all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "check_settings", "required_columns"]
+__all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "required_columns"]
 
 #: scikit-learn's ``_parameter_constraints`` of the estimator: the values each
 #: parameter may take, checked by ``fit`` before anything else.
@@ -92,11 +93,6 @@ PARAMETER_CONSTRAINTS: dict = {
     "checkpoint_every": [Interval(Real, 0, None, closed="left")],
     "keep_candidates": ["boolean"],
 }
-
-
-def check_settings(params: Mapping[str, Any]) -> None:  # TEMPORARY: SearchSettings.check
-    from .settings import SearchSettings
-    SearchSettings.from_params(params)
 
 
 def required_columns(required_features, names: list[str]) -> tuple[int, ...]:

@@ -12,6 +12,11 @@ name) in the axis labels and the title, and each column's own name (``a [AU]``,
 as :meth:`~cadsr_sklearn.CADSRRegressor.latex` sets it) in the formulas, where
 the formula's text has a symbol for it (``a_AU``).
 
+Each plot reads the model's one output through its fitted front
+(:class:`~cadsr_sklearn.fitted_front.FittedFront`,
+:func:`~cadsr_sklearn.multioutput.outputs_of`); a model of several outputs is
+plotted one output at a time (``model.estimators_[j]``).
+
 matplotlib is optional (``pip install 'cadsr-sklearn[plot]'``); it is imported
 on first use, so ``import cadsr_sklearn.plotting`` always works and a missing
 matplotlib is reported when a plot is requested.
@@ -31,11 +36,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .display import column_labels, labelled_text, r2_from_loss, round_floats, shortened
+from .display import labelled_text, r2_from_loss, round_floats, shortened
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from .fitted_front import FittedFront
+    from .multioutput import Output
 
 __all__ = [
     "plot_pareto_front",
@@ -73,21 +81,29 @@ def _axes(ax: "Axes | None", figsize: tuple[float, float]) -> tuple["Figure", "A
     return fig, fig.add_subplot()
 
 
-def _check_fitted(model) -> None:
+def _output(model) -> Output:
+    """The one output of the fitted ``model``; ValueError for a model of several."""
     from sklearn.utils.validation import check_is_fitted
 
+    from .multioutput import outputs_of  # the estimator's modules: imported by a fit already
+
     check_is_fitted(model, "selections_")
-    if "estimators_" in vars(model):
+    outputs = outputs_of(model)
+    if len(outputs) > 1:
         raise ValueError("This model has several outputs: plot one at a time, "
                          "e.g. model.estimators_[0].")
+    return outputs[0]
 
 
 def front_rows(model) -> list:
     """The Pareto front (:attr:`pareto_front_`: :class:`~cadsr_sklearn.front.FrontRow`
     records) sorted by complexity; the chosen formula, :attr:`expression_`, is always
     one of the rows (``selected``)."""
-    _check_fitted(model)
-    return sorted(model.pareto_front_, key=lambda r: r.complexity)
+    return _sorted_rows(_output(model).front)
+
+
+def _sorted_rows(front: FittedFront) -> list:
+    return sorted(front.marked, key=lambda r: r.complexity)
 
 
 def _plain(text: str) -> str:
@@ -95,17 +111,9 @@ def _plain(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def _target(model) -> str:
-    """The (first) target's name."""
-    return str(model.target_names_[0])
-
-
-def _formula(model, row) -> str:
+def _formula(front: FittedFront, row) -> str:
     """``row``'s readable formula, each column's own name where its symbol differs."""
-    columns = getattr(model, "feature_names_in_", None)
-    symbols = getattr(model, "symbol_names_", None)
-    labels = {} if columns is None or symbols is None else column_labels(
-        symbols, [str(c) for c in columns])
+    labels = front.labels
     if not labels:
         return row.formula
     return labelled_text(round_floats(row.equation, row.digits), labels)
@@ -117,13 +125,16 @@ def training_r2(model, y=None) -> np.ndarray | None:
     Uses the estimator's ``y_variance_`` when it has one; otherwise the variance
     of ``y`` (pass the training targets). Returns None when neither is available.
     """
-    _check_fitted(model)
-    variance = getattr(model, "y_variance_", None)
+    return _training_r2(_output(model), y)
+
+
+def _training_r2(output: Output, y=None) -> np.ndarray | None:
+    variance = output.front.y_variance
     if variance is None and y is not None:
         variance = float(np.var(np.asarray(y, dtype=np.float64)))
     if variance is None or not variance > 0:
         return None
-    loss = np.array([h["best_loss"] for h in model.history_], dtype=np.float64)
+    loss = np.array([h["best_loss"] for h in output.estimator.history_], dtype=np.float64)
     return r2_from_loss(loss, variance)
 
 
@@ -149,8 +160,8 @@ def plot_pareto_front(
     -------
     matplotlib.figure.Figure
     """
-    _check_fitted(model)
-    rows = front_rows(model)
+    front = _output(model).front
+    rows = _sorted_rows(front)
     listed = _table_rows(rows, max_rows) if (table and ax is None) else []
     if ax is None:
         _, Figure = _matplotlib()
@@ -189,7 +200,7 @@ def plot_pareto_front(
             label="chosen (model_selection)",
         )
         ax.annotate(
-            _plain(shortened(_formula(model, rows[i]), 45)),
+            _plain(shortened(_formula(front, rows[i]), 45)),
             (k[i], shown[i]),
             xytext=(10, 10),
             textcoords="offset points",
@@ -219,7 +230,7 @@ def plot_pareto_front(
     ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
 
     if listed:
-        _draw_table(ax_table, [(row, _plain(_formula(model, row))) for row in listed])
+        _draw_table(ax_table, [(row, _plain(_formula(front, row))) for row in listed])
     return fig
 
 
@@ -292,10 +303,10 @@ def plot_learning_curve(model, y=None) -> "Figure":
     -------
     matplotlib.figure.Figure
     """
-    _check_fitted(model)
+    output = _output(model)
     _, Figure = _matplotlib()
-    history = model.history_
-    r2 = training_r2(model, y)
+    history = output.estimator.history_
+    r2 = _training_r2(output, y)
     n_panels = 2 if r2 is not None else 1
     fig = Figure(figsize=(7.5, 2.6 + 2.2 * n_panels), layout="constrained")
     axes = fig.subplots(n_panels, 1, sharex=True, squeeze=False)[:, 0]
@@ -321,7 +332,8 @@ def plot_learning_curve(model, y=None) -> "Figure":
     ax.plot(
         epoch[improved], best[improved], "o", color=_LINE, markersize=4, label="new best expression"
     )
-    judge = model.reward if model.criterion == "reward" else model.criterion
+    estimator = output.estimator  # its parameters: the reward and the criterion
+    judge = estimator.reward if estimator.criterion == "reward" else estimator.criterion
     ax.set_ylabel(f"τ* by {judge}")
     ax.set_title("Learning curve")
     ax.grid(True, alpha=0.3)
@@ -377,10 +389,10 @@ def plot_predicted_vs_true(
     -------
     matplotlib.figure.Figure
     """
-    _check_fitted(model)
+    front = _output(model).front
     fig, ax = _axes(ax, (5.6, 5.4))
     y = np.asarray(y, dtype=np.float64).reshape(-1)
-    pred = model.predict(X)
+    pred = np.reshape(model.predict(X), -1)  # a column vector's one output too
     ok = np.isfinite(pred)
     # bigger dots for few rows: six planets drawn at the size that suits hundreds are specks
     size = float(np.clip(1500.0 / max(len(y), 1), 14.0, 60.0))
@@ -400,7 +412,7 @@ def plot_predicted_vs_true(
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_ylim(lo - pad, hi + pad)
     ax.set_aspect("equal", adjustable="box")
-    target = _target(model)
+    target = front.target
     ax.set_xlabel(_plain(f"true {target}"))
     ax.set_ylabel(_plain(f"predicted {target}"))
     ax.grid(True, alpha=0.3)
@@ -419,7 +431,7 @@ def plot_predicted_vs_true(
         fontsize=8.5,
         bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.8"),
     )
-    formula = _formula(model, next(r for r in model.pareto_front_ if r.selected))
+    formula = _formula(front, front.chosen)
     ax.set_title(title if title is not None else _plain(shortened(f"{target} = {formula}", 60)),
                  fontsize=10)
     ax.legend(loc="lower right", fontsize=8)

@@ -156,23 +156,25 @@ class Policy(nn.Module):
         encoding's ≈ √(E/2); 1/√2 makes them equal.
     parent_sibling : bool
         Add embeddings of the parent's and the left sibling's tokens to the input.
-        Not in the paper; no default here, where the paper's architecture is the
-        default: the estimator's parameter (on by default) is where it is set.
+        Not in the paper.
+
+    None has a default here: each is the estimator's parameter of the same name,
+    where its default is set (:class:`~cadsr_sklearn.settings.PolicySettings`).
     """
 
     def __init__(
         self,
         n_tokens: int,
-        max_length: int = 32,
-        embedding_dim: int = 10,
-        dct_dim: int = 8,
-        n_layers: int = 1,
-        n_heads: int = 1,
-        ff_dim: int = 2048,
-        attention: str = "dct",
-        position_encoding: str = "dpe",
-        embedding_std: float = 0.02,
         *,
+        max_length: int,
+        embedding_dim: int,
+        dct_dim: int,
+        n_layers: int,
+        n_heads: int,
+        ff_dim: int,
+        attention: str,
+        position_encoding: str,
+        embedding_std: float,
         parent_sibling: bool,
     ) -> None:
         super().__init__()

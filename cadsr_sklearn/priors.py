@@ -14,8 +14,9 @@ and its log-probability is the same either way.
 * **soft length** (location ``L``): an operator that would make the tree's
   committed size (its nodes plus the open slots they leave) exceed ``L`` gets
   ``−½((size − L)/(L/4))²``: a soft version of the hard length cap, at ``L``
-  nodes (untrained one-feature trees then average about 20 nodes at L = 12,
-  against the cap of 32 without it). (DSO's ``SoftLengthPrior`` counts BFS steps instead; with
+  nodes, so that most of an untrained policy's trees end well short of the cap
+  while a longer law stays within reach (the tuning guide, ``length_prior``, gives
+  the effect). (DSO's ``SoftLengthPrior`` counts BFS steps instead; with
   breadth-first growth, its push against early terminals opens more slots and
   makes trees longer.)
 * **units** (with the data's physical units): where a node's units are known, a

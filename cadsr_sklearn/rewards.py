@@ -136,6 +136,9 @@ REWARDS: tuple[str, ...] = ("mdl", "bic", "nrmse", "spl", "tpsr")
 #: σ² of the BIC's likelihood: the expression's own mean squared residual, or Var(y).
 BIC_VARIANCES: tuple[str, ...] = ("mle", "target")
 LIKELIHOODS: tuple[str, ...] = ("gaussian", "student_t")
+#: The options each reward needs (the estimator's parameters of the same names).
+_OPTIONS = {"mdl": ("likelihood",), "bic": ("bic_variance", "likelihood"), "nrmse": (),
+            "spl": ("spl_eta",), "tpsr": ("tpsr_lambda", "max_length")}
 #: What may judge the answer: the description length, or the reward itself (the paper).
 CRITERIA: tuple[str, ...] = ("mdl", "reward")
 
@@ -475,12 +478,12 @@ def make_reward(
     X: np.ndarray | None = None,
     information_rows: np.ndarray | None = None,
     sample_weight: np.ndarray | None = None,
-    bic_variance: str = "mle",
-    likelihood: str = "gaussian",
+    bic_variance: str | None = None,
+    likelihood: str | None = None,
     student_t_nu: float = 4.0,
-    spl_eta: float = 0.99,
-    tpsr_lambda: float = 0.1,
-    max_length: int = 32,
+    spl_eta: float | None = None,
+    tpsr_lambda: float | None = None,
+    max_length: int | None = None,
 ) -> Reward:
     """The reward ``R(y_pred, expression)`` named ``name``, bound to the targets ``y``.
 
@@ -499,20 +502,30 @@ def make_reward(
         The rows of ``X`` the Fisher information is measured on (scaled to all
         S); all of them by default.
     sample_weight : ndarray of shape (S,), optional
-    bic_variance : {"mle", "target"}, default="mle"
-        The estimator's ``bic_variance`` (``"bic"`` only: ``"mdl"`` always
-        profiles σ²).
-    likelihood : {"gaussian", "student_t"}, default="gaussian"
+    bic_variance : {"mle", "target"}
+        ``"bic"`` only (``"mdl"`` always profiles σ²).
+    likelihood : {"gaussian", "student_t"}
+        ``"bic"`` and ``"mdl"``.
     student_t_nu : float, default=4.0
-    spl_eta : float, default=0.99
+    spl_eta : float
         SPL's η in (0, 1].
-    tpsr_lambda : float, default=0.1
+    tpsr_lambda : float
         TPSR's λ ≥ 0.
-    max_length : int, default=32
+    max_length : int
         TPSR's L, the maximum number of nodes.
+
+    A reward's own options have no default here: each is the estimator's
+    parameter of the same name, where its default is set
+    (:class:`~cadsr_sklearn.settings.ScoringSettings`); TypeError names one
+    the reward needs and was not given.
     """
     if name not in REWARDS:
         raise ValueError(f"Unknown reward {name!r}. Known rewards: {', '.join(REWARDS)}.")
+    given = dict(bic_variance=bic_variance, likelihood=likelihood, spl_eta=spl_eta,
+                 tpsr_lambda=tpsr_lambda, max_length=max_length)
+    missing = [option for option in _OPTIONS[name] if given[option] is None]
+    if missing:
+        raise TypeError(f"make_reward({name!r}) needs {', '.join(missing)}.")
     targets = _targets(y, sample_weight)
     rows = None
     if name == "mdl":
@@ -541,7 +554,7 @@ def make_reward(
 
 # --------------------------------------------------------------------------- rank mapping
 def rank_weights(
-    rewards: np.ndarray, alpha: float, batch_size: int, lam: float = 0.2
+    rewards: np.ndarray, alpha: float, batch_size: int, lam: float
 ) -> np.ndarray:
     """The step-wise rank mapping f of eq. (11).
 
@@ -558,7 +571,7 @@ def rank_weights(
         Risk-seeking percentage, 0 < α ≤ 100 (the paper uses 5).
     batch_size : int
         B.
-    lam : float, default=0.2
+    lam : float
         λ > 0.
 
     Returns

@@ -85,11 +85,10 @@ def check_found(result: SearchResult, search: Search) -> None:
 def _warn_if_fits_raised(search: Search) -> None:
     """Report constant fits that raised: a bug in the kernels, which would otherwise only
     turn formulas into invalid ones (numerical faults raise nothing there)."""
-    fitters = search.fitters
-    failed = sum(f.n_failed_ for f in fitters)
-    if failed:
-        first = next(f.first_error_ for f in fitters if f.first_error_)
-        warnings.warn(f"{failed} constant fits raised an error and their formulas were scored "
-                      f"as invalid (first: {first}). This is a bug in cadsr-sklearn; please "
-                      "report it with the data and parameters of this fit.", RuntimeWarning,
+    failed = search.failed_fits()
+    if failed.count:
+        warnings.warn(f"{failed.count} constant fits raised an error and their formulas were "
+                      f"scored as invalid (first: {failed.first_error}). This is a bug in "
+                      "cadsr-sklearn; please report it with the data and parameters of this "
+                      "fit.", RuntimeWarning,
                       stacklevel=6)  # the caller of fit: past run, _fit, fit, sklearn's wrapper

@@ -168,9 +168,7 @@ class Scorer:
         self.fitted_on_all_rows: set = set()
         # When LM saw every row, its output at the fitted constants already is the
         # prediction, bit for bit (capped: a batch's outputs take B·S floats at once).
-        rows = getattr(fitter, "rows_", None)
-        self.reuse_outputs = (rows is not None and len(rows) == len(X)
-                              and len(X) <= _MAX_REUSED_ROWS)
+        self.reuse_outputs = len(fitter.rows_) == len(X) and len(X) <= _MAX_REUSED_ROWS
 
     def __getstate__(self) -> dict:
         # The cache as plain tuples: a checkpoint holds tens of thousands of entries,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 import torch
@@ -27,14 +27,13 @@ from .priors import Priors
 from .rewards import make_reward, sample_size
 from .sampler import Sampler
 from .scoring import HallOfFame, Scorer, fittable_constants
-from .units import Units
 from .units_rule import UnitsRule
 from .refinement import refine
 from .settings import LibrarySettings, ScoringSettings, SearchSettings
 from .training import EpochRecord, LoopState, SearchParts, SearchResult, run_search
 
-__all__ = ["Search", "Scoring", "build_search", "build_library", "build_scoring", "score_batch",
-           "batch_weights"]
+__all__ = ["Search", "Scoring", "FailedFits", "build_search", "build_library", "build_scoring",
+           "score_batch", "batch_weights"]
 
 @dataclass
 class Search(SearchParts):
@@ -87,6 +86,13 @@ class Search(SearchParts):
         self.exact_loss = _exact_loss(settings.tol, self.y_variance,
                                       self.final_scorer.reward.floor)
 
+    def failed_fits(self) -> "FailedFits":
+        """The constant fits of this search that raised an error (a bug in the kernels:
+        numerical faults raise nothing there), over every fitter."""
+        fitters = self.fitters
+        return FailedFits(sum(f.n_failed_ for f in fitters),
+                          next((f.first_error_ for f in fitters if f.first_error_), None))
+
     @property
     def fitters(self) -> list:
         """Every constant fitter of the search: its scorers' and their screening ones."""
@@ -129,10 +135,6 @@ def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
     gets two scorers: the loop's, on a batch of rows (:func:`score_batch`,
     :func:`batch_weights`), and the final one on every row.
     """
-    if isinstance(settings, Mapping):  # TEMPORARY until the estimator passes settings
-        settings = SearchSettings.from_params(settings)
-    if isinstance(units, Units):  # TEMPORARY until the estimator passes the rule
-        units = UnitsRule(units)
     library = build_library(settings.library, X.shape[1])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(torch_seed)  # weight initialisation without touching global RNG state
@@ -161,6 +163,14 @@ def build_library(settings: LibrarySettings, n_features: int) -> Library:
     return Library(n_features, settings.binary_operators, settings.unary_operators,
                    use_constants=settings.use_constants, use_one=settings.use_one,
                    operator_complexity=settings.operator_complexity)
+
+
+@dataclass(frozen=True)
+class FailedFits:
+    """Constant fits that raised: how many, and the first error (``repr``; None if none)."""
+
+    count: int
+    first_error: str | None
 
 
 @dataclass(frozen=True)

@@ -113,8 +113,8 @@ def _one_standard_error(errors: np.ndarray) -> int:
 
 
 def cross_validated_errors(expressions: Sequence[Expression], X: np.ndarray, y: np.ndarray,
-                           sample_weight: np.ndarray | None = None,
-                           const_fit_samples: int = 1000) -> np.ndarray:
+                           sample_weight: np.ndarray | None, *,
+                           const_fit_samples: int) -> np.ndarray:
     """(len(expressions), S) weighted held-out squared error of each formula at each row.
 
     Each formula's fitted constants are refitted on the other folds' rows (at

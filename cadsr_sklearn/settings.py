@@ -10,7 +10,8 @@ them, each group a frozen record whose fields are named as the parameters
 - :class:`PolicySettings`: the transformer policy;
 - :class:`SamplingSettings`: the constraints and priors the sampler keeps to;
 - :class:`ScoringSettings`: the constant fitter, the reward and the criterion;
-- :class:`TrainingConfig`: the loop (appendix Algorithm 4) and its stopping rules.
+- :class:`TrainingConfig`: the loop (appendix Algorithm 4) and its stopping rules;
+- :class:`ReportSettings`: how the fitted front is reported.
 
 The first four and the ``guesses`` shape a search: a search can only be continued
 with the same values (:meth:`SearchSettings.structure`). The loop's settings,
@@ -30,7 +31,7 @@ from .library import canonical_operators, check_operator_complexity, check_opera
 from .policy import Policy
 
 __all__ = ["SearchSettings", "LibrarySettings", "PolicySettings", "SamplingSettings",
-           "ScoringSettings", "TrainingConfig"]
+           "ScoringSettings", "TrainingConfig", "ReportSettings"]
 
 
 def _from_params(record: type, params: Mapping[str, Any]):
@@ -131,6 +132,15 @@ class TrainingConfig:
         return max(1, math.ceil(self.alpha * self.batch_size / 100))
 
 
+@dataclass(frozen=True)
+class ReportSettings:
+    """How a fitted front is reported (:func:`~cadsr_sklearn.front.record_search`)."""
+
+    simplify: bool  # each formula in its shortest equal form
+    model_selection: str  # the row marked selected; "cv" also computes the cv errors
+    const_fit_samples: int  # the rows of each fold's constant refit, for "cv"
+
+
 #: The groups whose values shape a search's pieces, in the order a message names them.
 _STRUCTURAL = ("library", "policy", "sampling", "scoring")
 
@@ -148,7 +158,7 @@ class SearchSettings:
     tol: float  # the exact-fit stop, relative to Var(y)
     n_jobs: int | None  # threads of the constant fitter
     checkpoint: Any  # a path, or None
-    simplify: bool  # how formulas are reported
+    report: ReportSettings  # how the front is reported
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "SearchSettings":
@@ -159,8 +169,9 @@ class SearchSettings:
                        sampling=_from_params(SamplingSettings, params),
                        scoring=_from_params(ScoringSettings, params),
                        training=TrainingConfig.from_params(params),
-                       **{name: params[name] for name in
-                          ("guesses", "tol", "n_jobs", "checkpoint", "simplify")})
+                       report=_from_params(ReportSettings, params),
+                       **{name: params[name]
+                          for name in ("guesses", "tol", "n_jobs", "checkpoint")})
         settings.check()
         return settings
 

@@ -28,20 +28,30 @@ pretty printer wraps long parameter lists only for estimators that keep
 scikit-learn's diagram of the estimator (its parameters and fitted
 attributes), which a pipeline containing the estimator draws as before.
 Every text that comes from the user (target and column names) is escaped.
+
+:class:`FittedDisplay` gives the estimator these displays; :func:`formula_mathml`
+typesets a formula as MathML, for the notebook and the HTML report
+(:mod:`cadsr_sklearn.html_report`) alike. Each output is read through its
+:class:`~cadsr_sklearn.fitted_front.FittedFront`
+(:func:`~cadsr_sklearn.multioutput.outputs_of`).
 """
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
-from typing import Any
 
-from .display import html_text, r2_from_loss, shortened
+import sympy
+from sympy.printing.mathml import MathMLPresentationPrinter
+
+from .display import DISPLAY_DIGITS, html_text, shortened
+from .fitted_front import FittedFront
 from .guesses import verdict
-from .multioutput import outputs_of
-from .selection import SelectionError, chosen_row
-from .units import describe_units
+from .multioutput import Output, outputs_of
+from .selection import SelectionError
 
-__all__ = ["text_summary", "html_summary", "MAX_ROWS", "MAX_WIDTH"]
+__all__ = ["FittedDisplay", "text_summary", "html_summary", "formula_mathml", "MAX_ROWS",
+           "MAX_WIDTH"]
 
 #: Rows of the front shown: the chosen one and the simplest others.
 MAX_ROWS = 12
@@ -50,25 +60,75 @@ MAX_ROWS = 12
 MAX_WIDTH = 90
 
 
-@dataclass(frozen=True)
-class _Output:
-    """One output's estimator, its target's name, and what the summary says of it."""
+class FittedDisplay:
+    """``print``, IPython's and Jupyter's displays of an estimator: scikit-learn's, and when
+    fitted, the chosen formula and the front (a mixin of
+    :class:`~cadsr_sklearn.CADSRRegressor`).
 
-    estimator: Any  # a fitted CADSRRegressor of one output
-    target: str
+    ``repr()`` stays scikit-learn's parameter repr: a pipeline's repr embeds it,
+    and scikit-learn's pretty printer wraps long parameter lists only for
+    estimators that keep ``BaseEstimator.__repr__``. ``print()`` and the
+    notebook add the fitted formula and front.
+    """
+
+    def __str__(self) -> str:
+        """scikit-learn's parameter repr; when fitted, also the chosen formula and the front."""
+        params = self.__repr__()
+        if "selections_" not in vars(self):
+            return params
+        return f"{params}\n{text_summary(self)}"
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        """IPython's text display: what ``print`` shows."""
+        printer.text(f"{type(self).__name__}(...)" if cycle else str(self))
+
+    def _repr_html_inner(self) -> str:
+        """The notebook's HTML: the summary of a fitted model above scikit-learn's
+        diagram of the estimator."""
+        from sklearn.utils import estimator_html_repr
+
+        diagram = estimator_html_repr(self)
+        if "selections_" not in vars(self):
+            return diagram
+        return html_summary(self) + diagram
+
+    def _repr_mimebundle_(self, **kwargs) -> dict[str, str]:
+        """What Jupyter shows: ``print``'s text, and the HTML unless scikit-learn's
+        ``display`` configuration is ``"text"`` (as for any estimator)."""
+        from sklearn import get_config
+
+        output = {"text/plain": str(self)}
+        if get_config()["display"] == "diagram":
+            output["text/html"] = self._repr_html_inner()
+        return output
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """One output, and which row the summary says was chosen."""
+
+    output: Output
     position: int | None  # the chosen row; None when model_selection names none
     problem: str | None  # why not (the SelectionError's message)
 
+    @property
+    def front(self) -> FittedFront:
+        return self.output.front
 
-def _outputs(model) -> list[_Output]:
-    outputs = []
-    for estimator, name in outputs_of(model):
-        try:  # the parent's model_selection decides, as in its attributes
-            position, problem = chosen_row(estimator.selections_, model.model_selection), None
+    @property
+    def target(self) -> str:
+        return self.output.target
+
+
+def _outputs(model) -> list[_Shown]:
+    shown = []
+    for output in outputs_of(model):  # read by the model's model_selection
+        try:
+            position, problem = output.front.position, None
         except SelectionError as err:  # a display never raises: it says what is wrong
             position, problem = None, str(err)
-        outputs.append(_Output(estimator, name, position, problem))
-    return outputs
+        shown.append(_Shown(output, position, problem))
+    return shown
 
 
 def _shown(rows: list, chosen: int | None) -> tuple[list[int], int]:
@@ -80,12 +140,6 @@ def _shown(rows: list, chosen: int | None) -> tuple[list[int], int]:
         others = [i for i in keep if i != chosen][: MAX_ROWS - len(chosen_ones)]
         keep = sorted(others + chosen_ones)
     return keep, len(rows) - len(keep)
-
-
-def _r2(estimator, loss: float) -> float | None:
-    """Training R² of a row; None where the targets were constant."""
-    variance = getattr(estimator, "y_variance_", None)
-    return None if variance is None or not variance > 0 else r2_from_loss(loss, variance)
 
 
 def _more(n: int) -> str:
@@ -101,70 +155,71 @@ def text_summary(model) -> str:
         indent = "  " if len(outputs) > 1 else ""
         if len(outputs) > 1:
             lines.append(f"Output {j}:")
-        rows = output.estimator.front_rows_
         if output.position is None:
             lines.append(f"{indent}{output.problem}")
         else:
-            lines.append(f"{indent}{output.target} = {rows[output.position].formula}")
-            lines.append(f"{indent}  {_facts(model, output, rows)}")
-        lines += [indent + line for line in _symbols(output.estimator)]
-        lines += [indent + "  " + line for line in _front_lines(output, rows)]
-        lines += [indent + "  " + line for line in _guess_lines(output, rows)]
+            lines.append(f"{indent}{output.target} = {output.front.rows[output.position].formula}")
+            lines.append(f"{indent}  {_facts(output)}")
+        lines += [indent + line for line in _symbols(output.front)]
+        lines += [indent + "  " + line for line in _front_lines(output)]
+        lines += [indent + "  " + line for line in _guess_lines(output)]
     return "\n".join(lines)
 
 
-def _facts(model, output: _Output, rows: list) -> str:
+def _facts(output: _Shown) -> str:
     """Complexity, training R² and which rule chose the row."""
-    row = rows[output.position]
-    r2 = _r2(output.estimator, row.loss)
+    front = output.front
+    row = front.rows[output.position]
+    r2 = front.r2(row.loss)
     facts = [f"k = {row.complexity}"] + ([f"training R² = {r2:.6f}"] if r2 is not None else [])
-    units = describe_units(row.expression, getattr(output.estimator, "data_units_", None))
+    units = front.units(row)
     facts += [f"units: {units}"] if units is not None else []
-    return (", ".join(facts) + f"; model_selection={model.model_selection!r} chose row "
-            f"{output.position} of {len(rows)}")
+    return (", ".join(facts) + f"; model_selection={front.rule!r} chose row "
+            f"{output.position} of {len(front.rows)}")
 
 
-def _symbols(estimator) -> list[str]:
+def _symbols(front: FittedFront) -> list[str]:
     """Which symbol stands for which column, where a column name is not one."""
-    renamed = [f"{s} = {c!r}" for s, c in estimator._labels().items()]
+    renamed = [f"{s} = {c!r}" for s, c in front.labels.items()]
     return [f"  symbols: {', '.join(renamed)}"] if renamed else []
 
 
-def _front_lines(output: _Output, rows: list) -> list[str]:
-    keep, left_out = _shown(rows, output.position)
-    with_r2 = _r2(output.estimator, 0.0) is not None
-    lines = ["row    k" + ("    train R²" if with_r2 else "") + "  formula"]
+def _with_r2(front: FittedFront) -> bool:
+    """Whether rows have a training R² (not where the targets were constant)."""
+    return front.r2(0.0) is not None
+
+
+def _front_lines(output: _Shown) -> list[str]:
+    front = output.front
+    keep, left_out = _shown(front.rows, output.position)
+    lines = ["row    k" + ("    train R²" if _with_r2(front) else "") + "  formula"]
     for i in keep:
-        row = rows[i]
+        row = front.rows[i]
         mark = "*" if i == output.position else " "
-        r2 = f"  {_r2(output.estimator, row.loss):10.6f}" if with_r2 else ""
+        r2 = f"  {front.r2(row.loss):10.6f}" if _with_r2(front) else ""
         lines.append(f"{mark}{i:3d} {row.complexity:4d}{r2}  {shortened(row.formula, MAX_WIDTH)}")
     if left_out:
         lines.append(f"… {_more(left_out)}: see equations_")
     return lines
 
 
-def _guesses(output: _Output) -> list:
-    return list(getattr(output.estimator, "guesses_", None) or [])  # older models have none
-
-
-def _verdicts(output: _Output, rows: list) -> list[str]:
+def _verdicts(output: _Shown) -> list[str]:
     """Whether the chosen formula beats each guess on the criterion (none without a choice)."""
+    guesses = output.front.guesses
     if output.position is None:
-        return ["" for _ in _guesses(output)]
-    return [verdict(rows[output.position], guess) for guess in _guesses(output)]
+        return ["" for _ in guesses]
+    return [verdict(output.front.rows[output.position], guess) for guess in guesses]
 
 
-def _guess_lines(output: _Output, rows: list) -> list[str]:
+def _guess_lines(output: _Shown) -> list[str]:
     """Each guess fitted, beside the front, and whether the chosen formula beats it."""
-    guesses = _guesses(output)
-    if not guesses:
+    front = output.front
+    if not front.guesses:
         return []
-    with_r2 = _r2(output.estimator, 0.0) is not None
     lines = ["your guesses, fitted and scored as the search's formulas:",
-             "guess  k" + ("    train R²" if with_r2 else "") + "  formula (as written)"]
-    for i, (guess, said) in enumerate(zip(guesses, _verdicts(output, rows))):
-        r2 = f"  {_r2(output.estimator, guess.loss):10.6f}" if with_r2 else ""
+             "guess  k" + ("    train R²" if _with_r2(front) else "") + "  formula (as written)"]
+    for i, (guess, said) in enumerate(zip(front.guesses, _verdicts(output))):
+        r2 = f"  {front.r2(guess.loss):10.6f}" if _with_r2(front) else ""
         text = shortened(f"{guess.formula}  ({guess.guess})", MAX_WIDTH)
         lines.append(f"{i:5d} {guess.complexity:2d}{r2}  {text}")
         if said:
@@ -185,7 +240,6 @@ def html_summary(model) -> str:
     parts = ["<div class=\"cadsr-summary\" style=\"margin-bottom:.8em\">"]
     outputs = _outputs(model)
     for j, output in enumerate(outputs):
-        rows = output.estimator.front_rows_
         if len(outputs) > 1:
             parts.append(f"<div style=\"font-weight:600\">Output {j}: "
                          f"{html_text(output.target)}</div>")
@@ -193,22 +247,20 @@ def html_summary(model) -> str:
             parts.append(f"<div style=\"{_BOX}\">{html_text(output.problem)}</div>")
         else:
             parts.append(f"<div style=\"{_BOX}\">{_formula(output)}</div>"
-                         f"<div style=\"{_MUTED}\">{html_text(_facts(model, output, rows))}</div>")
+                         f"<div style=\"{_MUTED}\">{html_text(_facts(output))}</div>")
         parts += [f"<div style=\"{_MUTED}\">{html_text(line.strip())}</div>"
-                  for line in _symbols(output.estimator)]
-        parts.append(_front_table(output, rows))
-        parts.append(_guess_table(output, rows))
+                  for line in _symbols(output.front)]
+        parts.append(_front_table(output))
+        parts.append(_guess_table(output))
     parts.append("</div>")
     return "".join(parts)
 
 
-def _formula(output: _Output) -> str:
+def _formula(output: _Shown) -> str:
     """The chosen formula typeset (MathML, column names as in the LaTeX), its text beneath."""
-    from .html_report import formula_mathml  # the report's typesetting, one way for both
-
-    row = output.estimator.front_rows_[output.position]
+    row = output.front.rows[output.position]
     try:
-        typeset = formula_mathml(output.estimator, output.position, target=output.target)
+        typeset = formula_mathml(output.front, output.position, target=output.target)
     except Exception:  # noqa: BLE001 - a form SymPy cannot typeset: the text still shows
         typeset = ""
     text = f"{output.target} = {row.formula}"
@@ -216,20 +268,20 @@ def _formula(output: _Output) -> str:
         f"<code style=\"{_MUTED}\">{html_text(text)}</code>")
 
 
-def _front_table(output: _Output, rows: list) -> str:
-    keep, left_out = _shown(rows, output.position)
-    with_r2 = _r2(output.estimator, 0.0) is not None
+def _front_table(output: _Shown) -> str:
+    front = output.front
+    keep, left_out = _shown(front.rows, output.position)
     head = ("<tr><th style=\"{0}\" title=\"the index= of predict, sympy, latex, export\">row"
             "</th><th style=\"{0}\">k</th>".format(_CELL)
-            + (f"<th style=\"{_CELL}\">train R²</th>" if with_r2 else "")
+            + (f"<th style=\"{_CELL}\">train R²</th>" if _with_r2(front) else "")
             + f"<th style=\"{_CELL};text-align:left\">formula</th></tr>")
     body = []
     for i in keep:
-        row = rows[i]
+        row = front.rows[i]
         chosen = i == output.position
         style = " style=\"font-weight:600;color:#d62728\"" if chosen else ""
-        r2 = (f"<td style=\"{_CELL}\">{_r2(output.estimator, row.loss):.6f}</td>"
-              if with_r2 else "")
+        r2 = (f"<td style=\"{_CELL}\">{front.r2(row.loss):.6f}</td>"
+              if _with_r2(front) else "")
         body.append(f"<tr{style}><td style=\"{_CELL}\">{'★ ' if chosen else ''}{i}</td>"
                     f"<td style=\"{_CELL}\">{row.complexity}</td>{r2}"
                     f"<td style=\"{_CELL};text-align:left\">"
@@ -237,24 +289,23 @@ def _front_table(output: _Output, rows: list) -> str:
                     "</tr>")
     more = (f"<div style=\"{_MUTED}\">… {_more(left_out)}: see <code>equations_</code>"
             "</div>" if left_out else "")
-    return (f"<details open><summary style=\"{_MUTED}\">Pareto front ({len(rows)} rows, "
+    return (f"<details open><summary style=\"{_MUTED}\">Pareto front ({len(front.rows)} rows, "
             "simplest first)</summary><table style=\"border-collapse:collapse;"
             f"font-variant-numeric:tabular-nums\">{head}{''.join(body)}</table>{more}</details>")
 
 
-def _guess_table(output: _Output, rows: list) -> str:
-    guesses = _guesses(output)
-    if not guesses:
+def _guess_table(output: _Shown) -> str:
+    front = output.front
+    if not front.guesses:
         return ""
-    with_r2 = _r2(output.estimator, 0.0) is not None
     head = (f"<tr><th style=\"{_CELL}\">guess</th><th style=\"{_CELL}\">k</th>"
-            + (f"<th style=\"{_CELL}\">train R²</th>" if with_r2 else "")
+            + (f"<th style=\"{_CELL}\">train R²</th>" if _with_r2(front) else "")
             + "".join(f"<th style=\"{_CELL};text-align:left\">{h}</th>"
                       for h in ("fitted", "as written", "on the criterion")) + "</tr>")
     body = []
-    for i, (guess, said) in enumerate(zip(guesses, _verdicts(output, rows))):
-        r2 = (f"<td style=\"{_CELL}\">{_r2(output.estimator, guess.loss):.6f}</td>"
-              if with_r2 else "")
+    for i, (guess, said) in enumerate(zip(front.guesses, _verdicts(output))):
+        r2 = (f"<td style=\"{_CELL}\">{front.r2(guess.loss):.6f}</td>"
+              if _with_r2(front) else "")
         body.append(f"<tr><td style=\"{_CELL}\">{i}</td><td style=\"{_CELL}\">"
                     f"{guess.complexity}</td>{r2}"
                     f"<td style=\"{_CELL};text-align:left\">"
@@ -262,9 +313,52 @@ def _guess_table(output: _Output, rows: list) -> str:
                     f"<td style=\"{_CELL};text-align:left\"><code>{html_text(guess.guess)}</code>"
                     "</td>"
                     f"<td style=\"{_CELL};text-align:left\">{html_text(said)}</td></tr>")
-    return (f"<details open><summary style=\"{_MUTED}\">Your guesses ({len(guesses)}), "
+    return (f"<details open><summary style=\"{_MUTED}\">Your guesses ({len(front.guesses)}), "
             "fitted and scored as the search's formulas</summary><table style=\""
             f"border-collapse:collapse;font-variant-numeric:tabular-nums\">{head}"
             f"{''.join(body)}</table></details>")
 
 
+# ------------------------------------------------------------------- MathML
+class _LabelledMathML(MathMLPresentationPrinter):
+    """SymPy's presentation MathML, with column names for the symbols that stand for them.
+
+    A column such as ``force [N]`` is the symbol ``force_N`` in a formula's
+    text; the typeset formula shows the column's own name, as the LaTeX does.
+    """
+
+    def __init__(self, labels: dict[str, str]):
+        super().__init__()
+        self._labels = labels
+
+    def _print_Symbol(self, sym, style="plain"):
+        label = self._labels.get(sym.name)
+        if label is None:
+            return super()._print_Symbol(sym, style)
+        text = self.dom.createElement("mtext")
+        # SymPy's printer writes text nodes unescaped (so that its entities such as
+        # &InvisibleTimes; pass through): a column name is escaped here.
+        text.appendChild(self.dom.createTextNode(html.escape(label, quote=False)))
+        text.setAttribute("class", "column")  # drawn as one unit: "a [AU]" is one name
+        return text
+
+
+def formula_mathml(front: FittedFront, index: int, target: str | None = None,
+                   display: str = "inline") -> str:
+    """Row ``index`` of ``front``, its formula as shown, as a ``<math>`` element
+    (``target = …`` if given): the notebook's and the HTML report's typesetting."""
+    expr = front.sympy(index, precision=DISPLAY_DIGITS)
+    rhs = _typographic(_LabelledMathML(front.labels).doprint(expr))
+    lhs = ""
+    if target is not None:
+        symbol_like = target.isidentifier()
+        lhs = _LabelledMathML({} if symbol_like else {target: target}).doprint(
+            sympy.Symbol(target)) + "<mo>=</mo>"
+    alt = html_text(("" if target is None else f"{target} = ") + str(expr))
+    return (f"<math display=\"{display}\" alttext=\"{alt}\"><mrow>{lhs}{rhs}</mrow></math>")
+
+
+def _typographic(math_ml: str) -> str:
+    """Minus signs for SymPy's hyphens, and an italic e for its double-struck ⅇ."""
+    return (math_ml.replace("<mo>-</mo>", "<mo>&#x2212;</mo>").replace("<mn>-", "<mn>&#x2212;")
+            .replace("<mi>&ExponentialE;</mi>", "<mi>e</mi>"))

@@ -83,7 +83,7 @@ def run_once(exprs, X, y, reward, options):
     options = dict(options)
     screen_rows = options.pop("screen", None)
     w0, c0 = time.perf_counter(), time.process_time()
-    fitter = ConstantFitter(X, y, random_state=0, **options)
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, **options)
     screen = fitter.screening_fitter(screen_rows) if screen_rows else None
     scorer = Scorer(fitter, reward, lambda y_pred: 0.0, X, screen=screen, n_full_refits=100)
     candidates = scorer(exprs)
@@ -110,7 +110,7 @@ def main(argv=None) -> None:
     X = rng.uniform(-1, 1, (args.rows, 1))
     x = X[:, 0]
     y = 3.39 * x**3 + 2.12 * x**2 + 1.78 * x
-    reward = make_reward("bic", y)
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
 
     n_const = np.array([e.n_constants for e in exprs])
     print(f"{len(exprs)} distinct random expressions, {np.sum(n_const > 0)} with constants "

@@ -66,7 +66,7 @@ def _formulas(operator, n: int, seed: int):
 def _fit(formulas, X, y):
     from cadsr_sklearn.constants import ConstantFitter
 
-    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
     start = time.perf_counter()
     fitted = fitter.fit(formulas)
     seconds = time.perf_counter() - start

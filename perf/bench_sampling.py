@@ -21,6 +21,7 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import asdict
 
 import torch
 
@@ -30,6 +31,7 @@ from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import Sampler
+from cadsr_sklearn.settings import SearchSettings
 
 
 def main() -> None:
@@ -50,12 +52,13 @@ def main() -> None:
     torch.manual_seed(args.seed)
     library = Library(5)
     defaults = CADSRRegressor().get_params()  # the estimator's policy options and priors
-    policy = Policy(len(library), attention=args.attention,
-                    position_encoding=args.position_encoding,
-                    parent_sibling=defaults["parent_sibling"]).eval()
+    options = asdict(SearchSettings.from_params(defaults).policy)
+    options.update(attention=args.attention, position_encoding=args.position_encoding)
+    policy = Policy(len(library), **options).eval()
     priors = Priors(library, uniform_arity=defaults["arity_prior"],
                     length=defaults["length_prior"])
-    sampler = Sampler(policy, library, Constraints(library), priors)
+    constraints = Constraints(library, max_length=options["max_length"], max_constants=10)
+    sampler = Sampler(policy, library, constraints, priors)
     generator = torch.Generator().manual_seed(args.seed)
     for _ in range(2):  # warm-up (allocator, kernels)
         sampler.sample_unique(args.batch_size, args.oversampling, generator)

@@ -299,7 +299,8 @@ def _variant_scores(model, X, y, n_examined) -> dict[str, list[float]]:
     pysr = select(losses, [r.complexity for r in rows], "score", 0)
     scores["pysr"] = [1.0 if i == pysr else 0.0 for i in range(len(rows))]
     # rows held out from the constant fit (10 folds above 100 rows), one-standard-error rule
-    errors = cross_validated_errors([r.expression for r in rows], X, y)
+    errors = cross_validated_errors([r.expression for r in rows], X, y, None,
+                                    const_fit_samples=1000)
     held_out = select(losses, [r.complexity for r in rows], "cv", 0, errors)
     scores["held-out"] = [1.0 if i == held_out else 0.0 for i in range(len(rows))]
     return scores

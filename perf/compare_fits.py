@@ -41,7 +41,7 @@ def dump(path: str, n: int, rows: int, seed: int) -> None:
             exprs.append(e)
     X = rng.uniform(-2, 2, (rows, 2))
     y = np.sin(1.3 * X[:, 0]) * X[:, 1] + 0.7 * X[:, 1] ** 2 + 0.05 * rng.standard_normal(rows)
-    fitter = ConstantFitter(X, y, random_state=seed)
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=seed)
     fitted = fitter.fit(exprs)
     with np.errstate(all="ignore"):
         costs = [float(np.sum((e.evaluate(X) - y) ** 2)) for e in fitted]

@@ -5,7 +5,10 @@ policy update) stops the search and keeps the best formula found so far; the
 progress bar is closed either way.
 """
 
+import dataclasses
+import inspect
 import json
+import math
 import os
 import re
 import signal
@@ -23,10 +26,13 @@ from budgets import TINY_MODEL
 
 import sympy
 import torch
+from torch.optim.optimizer import (register_optimizer_step_post_hook,
+                                   register_optimizer_step_pre_hook)
 
 from cadsr_sklearn import (CADSRRegressor, checkpoint, constants, progress, pruning, sampler,
                            refinement, scoring, snapping, training)
 from cadsr_sklearn.baselines import baseline_expressions
+from cadsr_sklearn.pruning import prune
 from cadsr_sklearn.uncertainty import constant_uncertainty
 
 FAST = dict(TINY_MODEL, batch_size=64)  # the max_evaluations cases count batches of 64
@@ -59,21 +65,26 @@ class _EpochClock:
 
 @pytest.fixture
 def epoch_clock(monkeypatch):
+    hooks = []
+
     def install(epoch_seconds) -> _EpochClock:
         clock = _EpochClock(epoch_seconds)
         for module in (training, refinement, pruning, snapping):  # the loop, then the answer
             monkeypatch.setattr(module, "time", SimpleNamespace(perf_counter=clock.perf_counter))
-        one_epoch = training._epoch
+        steps = []
 
-        def epoch(*args, **kwargs):
-            record = one_epoch(*args, **kwargs)
-            clock.epoch_ended()
-            return record
+        def after_step(optimizer, args, kwargs):
+            # torch's hook on every optimizer's step: the policy update, an epoch's last work
+            steps.append(True)
+            if len(steps) % FAST["steps_per_epoch"] == 0:
+                clock.epoch_ended()
 
-        monkeypatch.setattr(training, "_epoch", epoch)
+        hooks.append(register_optimizer_step_post_hook(after_step))
         return clock
 
-    return install
+    yield install
+    for hook in hooks:
+        hook.remove()
 
 
 @pytest.mark.parametrize("epoch_seconds, times", [
@@ -88,7 +99,8 @@ def test_max_time_stops_before_an_epoch_like_the_last_would_overrun(hard, epoch_
                                                                     epoch_seconds, times):
     X, y = hard
     epoch_clock(epoch_seconds)
-    model = CADSRRegressor(n_epochs=10**6, max_time=2.0, **FAST).fit(X, y)
+    # more epochs than the clock allows: a clock that never moves fails here, not hangs
+    model = CADSRRegressor(n_epochs=30, max_time=2.0, **FAST).fit(X, y)
     assert model.stop_reason_ == "max_time"
     assert [h["time"] for h in model.history_] == times  # the search's own clock
 
@@ -117,17 +129,40 @@ def _interrupt_on_call(monkeypatch, owner, name, call):
     monkeypatch.setattr(owner, name, wrapper)
 
 
+@pytest.fixture
+def interrupt_policy_update():
+    """Ctrl-C in the policy update of epoch ``call``, at its first GRPO step: torch's hook
+    on every optimizer's step (the policy's, after the epoch's batch was scored)."""
+    hooks = []
+
+    def install(call):
+        steps = []
+
+        def interrupt(optimizer, args, kwargs):
+            steps.append(True)
+            if len(steps) == (call - 1) * FAST["steps_per_epoch"] + 1:
+                raise KeyboardInterrupt
+
+        hooks.append(register_optimizer_step_pre_hook(interrupt))
+
+    yield install
+    for hook in hooks:
+        hook.remove()
+
+
 @pytest.mark.parametrize(
     "owner, name",
     [
         (sampler.Sampler, "sample_unique"),  # sampling
         (constants.ConstantFitter, "fit"),  # Levenberg–Marquardt
         (scoring.Scorer, "__call__"),  # constants + rewards
-        (training, "_policy_update"),  # GRPO steps
+        (None, None),  # GRPO steps: torch's hook on the optimizer's step
     ],
     ids=["sampling", "constant fitting", "scoring", "policy update"],
 )
-def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch, owner, name):
+def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch,
+                                                               interrupt_policy_update,
+                                                               owner, name):
     X, y = hard
     closed = []
     original_close = progress.Progress.close
@@ -135,7 +170,10 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
         progress.Progress, "close",
         lambda self, front=None: (closed.append(True), original_close(self, front))
     )
-    _interrupt_on_call(monkeypatch, owner, name, call=3)
+    if owner is None:
+        interrupt_policy_update(call=3)
+    else:
+        _interrupt_on_call(monkeypatch, owner, name, call=3)
     model = CADSRRegressor(n_epochs=100, verbose=1, **FAST).fit(X, y)
     assert model.interrupted_ and model.stop_reason_ == "interrupted"
     assert model.n_epochs_ == 2 and len(model.history_) == 2
@@ -146,16 +184,25 @@ def test_ctrl_c_in_any_phase_keeps_the_best_and_closes_the_bar(hard, monkeypatch
 def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(monkeypatch):
     # The refit of the front after the last epoch (refinement.refine) is outside the
     # loop's try. 400 rows screened on 64: the front holds screened fits for it to refit.
-    after_the_search = []
-    refit_front, refit = refinement._refit_front_on_all_rows, scoring.Scorer.refit_on_all_rows
-    monkeypatch.setattr(refinement, "_refit_front_on_all_rows",
-                        lambda *args: (after_the_search.append(True), refit_front(*args))[1])
+    # Within the epochs, only the scoring of a batch (Scorer.__call__) refits on all rows
+    # (its leaders'); a refit on all rows no batch asked for is the front's, after the search.
+    after_the_search, scoring_a_batch = [], []
+    score, refit = scoring.Scorer.__call__, scoring.Scorer.refit_on_all_rows
+
+    def scored(self, expressions):
+        scoring_a_batch.append(True)
+        try:
+            return score(self, expressions)
+        finally:
+            scoring_a_batch.pop()
 
     def interrupted_after_the_search(self, candidates):
-        if after_the_search:
+        if not scoring_a_batch:
+            after_the_search.append(True)
             raise KeyboardInterrupt
         return refit(self, candidates)  # the batch leaders' refits within the epochs
 
+    monkeypatch.setattr(scoring.Scorer, "__call__", scored)
     monkeypatch.setattr(scoring.Scorer, "refit_on_all_rows", interrupted_after_the_search)
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(400, 2))
@@ -193,18 +240,30 @@ def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(monk
 
 
 def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
-    # Pruning runs after the last epoch; the bar's last frame must show its result.
+    # Pruning runs after the last epoch; the bar's last frame must show its result. The
+    # search hands prune its scorer's refit: there, the first edit scored becomes x0 + x1
+    # (its real fit, the criterion raised above τ*'s) and no later edit beats it.
     from cadsr_sklearn.expression import Expression
     from cadsr_sklearn.scoring import Candidate
 
-    def pruned(best, *args):
-        edited = Expression.from_names(["add", "x0", "x1"], best.expression.library,
-                                       order="prefix")
-        return Candidate(edited, best.reward, best.loss)
+    refit, pruning_calls = scoring.Scorer.refit, []
 
-    monkeypatch.setattr(refinement, "prune", pruned)
+    def refit_when_pruning(self, expressions, *args, **kwargs):
+        if inspect.currentframe().f_back.f_code is not prune.__code__:
+            return refit(self, expressions, *args, **kwargs)
+        pruning_calls.append(True)
+        rest = [Candidate(e, reward=-math.inf, loss=math.inf) for e in expressions[1:]]
+        if len(pruning_calls) > 1:
+            return [Candidate(expressions[0], reward=-math.inf, loss=math.inf), *rest]
+        edited = Expression.from_names(["add", "x0", "x1"], expressions[0].library,
+                                       order="prefix")
+        (fitted,) = refit(self, [edited], *args, **kwargs)
+        return [dataclasses.replace(fitted, criterion=1e300), *rest]
+
+    monkeypatch.setattr(scoring.Scorer, "refit", refit_when_pruning)
     X, y = hard
     CADSRRegressor(n_epochs=2, verbose=1, **FAST).fit(X, y)
+    assert pruning_calls  # prune scored its edits with the scorer's refit
     last = capsys.readouterr().err.strip().split("\r")[-1]
     assert "y = x0 + x1" in last
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from budgets import TINY
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from cadsr_sklearn import CADSRRegressor, checkpoint
 from cadsr_sklearn.checkpoint import Checkpoint
@@ -86,21 +87,22 @@ def test_warm_start_refuses_a_search_of_another_shape(data, change, message):
 CHILD = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
-    from cadsr_sklearn import CADSRRegressor, checkpoint, training
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+    from cadsr_sklearn import CADSRRegressor, checkpoint
     if len(sys.argv) > 2:  # a crash: killed in the epoch after the checkpoint of epoch k
-        kill_after, write, update = int(sys.argv[2]), checkpoint.write, training._policy_update
+        kill_after, write = int(sys.argv[2]), checkpoint.write
         written = []
 
         def counted_write(*args):
             write(*args)
             written.append(True)
 
-        def update_or_die(*args):
+        def step_or_die(optimizer, args, kwargs):  # in the policy update, the batch scored
             if len(written) >= kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
-            return update(*args)
 
-        checkpoint.write, training._policy_update = counted_write, update_or_die
+        checkpoint.write = counted_write
+        register_optimizer_step_pre_hook(step_or_die)  # torch's hook on every optimizer's step
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 3, size=(120, 2))
     y = X[:, 0] ** 2 * np.sin(X[:, 1]) + 0.5 * X[:, 0]
@@ -141,27 +143,27 @@ def test_a_finished_checkpoint_gives_its_result_again(data, tmp_path):
     assert more.n_epochs_ == 5  # a larger budget goes on from where it stopped
 
 
-def test_ctrl_c_writes_the_checkpoint_and_the_search_resumes_from_it(data, tmp_path,
-                                                                     monkeypatch):
-    from cadsr_sklearn import training
-
+def test_ctrl_c_writes_the_checkpoint_and_the_search_resumes_from_it(data, tmp_path):
     X, y = data
     path = tmp_path / "search.ckpt"
-    calls, update = [], training._policy_update
+    steps = []
 
-    def interrupted_in_epoch_four(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 4:
+    def interrupted_in_epoch_four(optimizer, args, kwargs):  # its policy update's first step
+        steps.append(True)
+        if len(steps) == 3 * SEARCH["steps_per_epoch"] + 1:
             raise KeyboardInterrupt
-        return update(*args, **kwargs)
 
-    monkeypatch.setattr(training, "_policy_update", interrupted_in_epoch_four)
-    # checkpoint_every far beyond the run: only the interrupt writes the file
-    stopped = CADSRRegressor(**{**SEARCH, "n_epochs": 8}, checkpoint=path,
-                             checkpoint_every=1e6).fit(X, y)
+    # torch's hook on every optimizer's step: the policy's, after the epoch's batch was
+    # scored, so the Ctrl-C comes mid-epoch; checkpoint_every far beyond the run: only the
+    # interrupt writes the file
+    hook = register_optimizer_step_pre_hook(interrupted_in_epoch_four)
+    try:
+        stopped = CADSRRegressor(**{**SEARCH, "n_epochs": 8}, checkpoint=path,
+                                 checkpoint_every=1e6).fit(X, y)
+    finally:
+        hook.remove()
     assert stopped.interrupted_ and stopped.n_epochs_ == 3 and path.exists()
     assert checkpoint.read(path, torch.device("cpu")).search.state.n_epochs == 3
-    monkeypatch.setattr(training, "_policy_update", update)
     resumed = CADSRRegressor(**{**SEARCH, "n_epochs": 8}, checkpoint=path).fit(X, y)
     assert not resumed.interrupted_ and resumed.n_epochs_ == 8
     assert len(resumed.history_) == 8

@@ -47,7 +47,7 @@ def test_constant_suite_recovered_to_1e6(name, seed):
     y = truth.evaluate(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fitter = ConstantFitter(X, y, random_state=seed)
+        fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=seed)
         fits = fitter.fit([Expression(truth.tokens, lib)])  # constants start unknown
     (fitted,) = fits
     assert fits.success.tolist() == [True]
@@ -66,7 +66,7 @@ def test_agrees_with_minpack_on_a_nonzero_residual_optimum():
     truth = Expression.from_names(prefix.split(), lib, constants=true, order="prefix")
     X = np.random.default_rng(0).uniform(a, b, (50, d))
     y = truth.evaluate(X) + 0.01 * np.sin(7 * X[:, 0])  # a non-zero-residual optimum
-    ours = ConstantFitter(X, y, random_state=1).fit([truth])[0].constants
+    ours = ConstantFitter(X, y, const_fit_samples=1000, random_state=1).fit([truth])[0].constants
     ref = least_squares(lambda c: truth.evaluate(X, c) - y, truth.constants, method="lm",
                         xtol=1e-14, ftol=1e-14).x
     np.testing.assert_allclose(ours, ref, rtol=1e-7)
@@ -81,7 +81,7 @@ def test_linear_in_constants_matches_linear_least_squares():
     poly = "add add add add c mul c x0 mul c mul x0 x0 mul c mul x0 mul x0 x0 " \
            "mul c mul x0 mul x0 mul x0 x0"
     e = Expression.from_names(poly.split(), lib, order="prefix")
-    fitted = ConstantFitter(x[:, None], y, random_state=0).fit([e])[0]
+    fitted = ConstantFitter(x[:, None], y, const_fit_samples=1000, random_state=0).fit([e])[0]
     expected = np.polynomial.polynomial.polyfit(x, y, 4)
     np.testing.assert_allclose(fitted.prefix_constants(), expected, rtol=1e-7, atol=1e-9)
 
@@ -95,7 +95,7 @@ def test_fits_are_independent_of_the_scale_of_y(scale):
     lib = Library(2)
     e = Expression.from_names("add mul c x1 c".split(), lib, order="prefix")
     y = scale * (1.7 * X[:, 1] - 0.3)
-    fitted = ConstantFitter(X, y, random_state=0).fit([e])[0]
+    fitted = ConstantFitter(X, y, const_fit_samples=1000, random_state=0).fit([e])[0]
     np.testing.assert_allclose(fitted.prefix_constants(), [1.7 * scale, -0.3 * scale], rtol=1e-10)
 
 
@@ -177,7 +177,7 @@ def test_random_fits_never_raise_or_warn(batch, seed):
     y = np.sin(X[:, 0]) * X[:, 1] + 0.5
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fitter = ConstantFitter(X, y, random_state=seed)
+        fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=seed)
         out = fitter.fit(batch)
     assert len(out) == len(batch) == len(out.success)
     for original, fitted, ok in zip(batch, out, out.success):
@@ -208,7 +208,7 @@ def test_failed_fit_gives_nan_constants_and_flag():
     plain = names("mul x0 x0")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        fitter = ConstantFitter(X, y, random_state=0)
+        fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
         out = fitter.fit([dead, good, plain])
     assert out.success.tolist() == [False, True, True]
     assert np.all(np.isnan(out[0].constants))
@@ -228,7 +228,7 @@ def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, 
 
     monkeypatch.setattr(LM, "fit_batch", boom)
     X = np.linspace(0, 1, 10)[:, None]
-    fitter = ConstantFitter(X, X[:, 0], random_state=0, n_jobs=1)
+    fitter = ConstantFitter(X, X[:, 0], const_fit_samples=1000, random_state=0, n_jobs=1)
     with caplog.at_level("DEBUG", logger="cadsr_sklearn.constants"):
         out = fitter.fit([names("mul c x0"), names("add c x0")])
     assert out.success.tolist() == [False, True]
@@ -241,7 +241,7 @@ def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, 
 def test_constant_only_and_variable_free_expressions():
     X = np.linspace(0, 1, 25)[:, None]
     y = 3.0 + X[:, 0]
-    fitter = ConstantFitter(X, y, random_state=0)
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
     fits = fitter.fit([names("c"), names("add c c"), names("sin c")])
     c, cc, sc = fits
     assert fits.success.all()
@@ -254,14 +254,16 @@ def test_sample_weight_weights_residuals():
     X = np.linspace(0, 1, 40)[:, None]
     y = np.where(X[:, 0] < 0.5, 1.0, 5.0)
     w = np.where(X[:, 0] < 0.5, 3.0, 1.0)
-    fitted = ConstantFitter(X, y, sample_weight=w, random_state=0).fit([names("c")])[0]
+    fitted = ConstantFitter(X, y, sample_weight=w, const_fit_samples=1000,
+                            random_state=0).fit([names("c")])[0]
     np.testing.assert_allclose(fitted.constants, [np.average(y, weights=w)], rtol=1e-10)
     # zero weight on outliers: the true slope comes back exactly
     y2 = 2.5 * X[:, 0]
     y2[::7] += 100.0
     w2 = np.ones(40)
     w2[::7] = 0.0
-    fitted = ConstantFitter(X, y2, sample_weight=w2, random_state=0).fit([names("mul c x0")])[0]
+    fitted = ConstantFitter(X, y2, sample_weight=w2, const_fit_samples=1000,
+                            random_state=0).fit([names("mul c x0")])[0]
     np.testing.assert_allclose(fitted.constants, [2.5], rtol=1e-10)
 
 
@@ -271,7 +273,7 @@ def test_duplicates_fitted_once_and_nothing_kept_between_calls():
     X = np.linspace(-1, 1, 30)[:, None]
     y = 2.0 * X[:, 0] + 1.0
     e = names("add mul c x0 c")
-    fitter = ConstantFitter(X, y, random_state=0)
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
     size = len(pickle.dumps(fitter))
     a, b = fitter.fit([e, Expression(e.tokens, LIB1)])
     assert fitter.n_fitted_ == 1
@@ -317,7 +319,8 @@ def test_deterministic_and_independent_of_n_jobs():
     batch = _batch(40, 0)
     X = np.random.default_rng(1).uniform(-1, 1, (200, 1))
     y = X[:, 0] ** 3 + 0.5
-    runs = [ConstantFitter(X, y, random_state=7, n_jobs=n).fit(batch) for n in (1, 1, 2, None)]
+    runs = [ConstantFitter(X, y, const_fit_samples=1000, random_state=7, n_jobs=n).fit(batch)
+            for n in (1, 1, 2, None)]
     for other in runs[1:]:
         for a, b in zip(runs[0], other):
             np.testing.assert_array_equal(a.constants, b.constants)
@@ -329,18 +332,20 @@ def test_restarts_keep_the_best_and_inits():
                                   constants=[1.5, 0.5], order="prefix")
     y = truth.evaluate(X)
     for init in ("near_one", "uniform", "ones"):
-        fitted = ConstantFitter(X, y, random_state=0, init=init, n_restarts=2).fit([truth])[0]
+        fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, init=init,
+                                n_restarts=2)
+        fitted = fitter.fit([truth])[0]
         assert np.mean((fitted.evaluate(X) - y) ** 2) < 1e-20
 
 
 def test_bad_arguments():
     X, y = np.zeros((5, 1)), np.zeros(5)
     with pytest.raises(ValueError, match="init"):
-        ConstantFitter(X, y, init="zeros")
+        ConstantFitter(X, y, const_fit_samples=1000, init="zeros")
     with pytest.raises(ValueError, match="match"):
-        ConstantFitter(X, np.zeros(4))
+        ConstantFitter(X, np.zeros(4), const_fit_samples=1000)
     with pytest.raises(ValueError, match="sample_weight"):
-        ConstantFitter(X, y, sample_weight=-np.ones(5))
+        ConstantFitter(X, y, sample_weight=-np.ones(5), const_fit_samples=1000)
 
 
 # ----------------------------------------------------------------------------- integer exponents
@@ -368,7 +373,7 @@ def test_exponents_over_negative_bases_are_fitted_as_integers(powers):
     y = sum(x ** k for k in powers) + x
     structure = names(" ".join(["add"] * len(powers)) + " x0" + " pow x0 c" * len(powers))
     for seed in range(10):
-        fitter = ConstantFitter(x[:, None], y, random_state=seed)
+        fitter = ConstantFitter(x[:, None], y, const_fit_samples=1000, random_state=seed)
         fits = fitter.fit([structure])
         (fitted,) = fits
         assert fits.success[0]
@@ -382,7 +387,7 @@ def test_integer_exponents_are_found_beside_a_free_coefficient():
     y = 2.5 * x + x**2 + x**3 + x**4
     structure = names("add add add mul c x0 pow x0 c pow x0 c pow x0 c")
     for seed in range(10):
-        fitter = ConstantFitter(x[:, None], y, random_state=seed)
+        fitter = ConstantFitter(x[:, None], y, const_fit_samples=1000, random_state=seed)
         (fitted,) = fitter.fit([structure])
         coefficient, *exponents = fitted.prefix_constants()
         np.testing.assert_array_equal(np.sort(exponents), [2, 3, 4])
@@ -396,7 +401,7 @@ def test_rounded_exponent_is_held_while_the_other_constants_are_refitted():
     x = np.linspace(-1, 1, 25)
     y = np.exp(x)
     structure = names("add c mul c pow x0 c")
-    fitter = ConstantFitter(x[:, None], y, random_state=0)
+    fitter = ConstantFitter(x[:, None], y, const_fit_samples=1000, random_state=0)
     fits = fitter.fit([structure], keep_outputs=True)
     (fitted,) = fits
     assert fits.success[0]

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from components import policy_options
 
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression, is_complete
@@ -19,9 +20,9 @@ LIB = Library(2, ["add", "sub", "mul", "div", "pow"],
 def sampler(library=LIB, favour=(), bias=3.0, seed=0, **settings):
     """A small policy, its head biased toward ``favour`` so that rules get tested hard."""
     torch.manual_seed(seed)
-    constraints = Constraints(library, **settings)
-    policy = Policy(len(library), max_length=constraints.max_length, ff_dim=64,
-                    parent_sibling=False).eval()
+    constraints = Constraints(library, **{"max_length": 32, "max_constants": 10, **settings})
+    policy = Policy(len(library), **policy_options(max_length=constraints.max_length, ff_dim=64,
+                                                   parent_sibling=False)).eval()
     with torch.no_grad():
         for name in favour:
             policy.head.bias[library.index(name)] += bias
@@ -168,7 +169,7 @@ def test_tree_state_places_match_expression_positions():
 
 
 def test_mask_examples():
-    c = Constraints(LIB, max_length=4)
+    c = Constraints(LIB, max_length=4, max_constants=10)
     ids = LIB.index
     state = c.new_state(1)
     mask = c.mask(state)[0]
@@ -191,7 +192,7 @@ def test_mask_examples():
 
 
 def test_trig_flag_is_inherited():
-    c = Constraints(LIB)
+    c = Constraints(LIB, max_length=32, max_constants=10)
     state = c.new_state(1)
     for name in ("sin", "add", "x0"):  # sin(add(x0, ·)): the right slot is still below sin
         assert c.mask(state)[0, LIB.index("cos")] == (name == "sin")
@@ -211,13 +212,15 @@ def test_trig_flag_is_inherited():
 )
 def test_bad_settings_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        Constraints(LIB, **kwargs)
+        Constraints(LIB, **{"max_length": 32, "max_constants": 10, **kwargs})
 
 
 def test_rules_listed_and_skipped_when_irrelevant():
     lib = Library(1, ["add"], [], use_constants=False, use_one=False)
-    assert [r.__name__ for r in Constraints(lib).rules] == ["length_rule", "min_length_rule"]
-    names = [r.__name__ for r in Constraints(LIB, no_inverse=False).rules]
+    rules = Constraints(lib, max_length=32, max_constants=10).rules
+    assert [r.__name__ for r in rules] == ["length_rule", "min_length_rule"]
+    names = [r.__name__ for r in Constraints(LIB, max_length=32, max_constants=10,
+                                               no_inverse=False).rules]
     assert "inverse_rule" not in names and "trig_rule" in names
 
 
@@ -227,7 +230,7 @@ def test_admits_agrees_with_the_independent_checker():
                no_nested_trig=False)
     trees = (draw(sampler(**off), n=400).token_lists()
              + draw(sampler(favour=STRESS, **off), n=400).token_lists())
-    strict = Constraints(LIB, max_constants=3)
+    strict = Constraints(LIB, max_length=32, max_constants=3)
     admitted = strict.admits(trees)
     expected = [violations(t, LIB, max_constants=3) == set() for t in trees]
     assert admitted.tolist() == expected

@@ -95,7 +95,8 @@ def test_constants_are_fitted_through_a_custom_operator(gauss):
     expression = Expression.from_names(["mul", "c", "gauss", "mul", "c", "x0"], library)
     X = np.linspace(-2, 2, 80)[:, None]
     y = 2.5 * np.exp(-(1.3 * X[:, 0]) ** 2)
-    (fitted,) = ConstantFitter(X, y, random_state=0, n_jobs=1).fit([expression])
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
+    (fitted,) = fitter.fit([expression])
     np.testing.assert_allclose(np.abs(fitted.constants), [2.5, 1.3], rtol=1e-8)
 
 
@@ -160,9 +161,9 @@ def test_a_compiled_operator_runs_in_the_kernels_without_compiling_them_again(ga
     np.testing.assert_allclose(y, 2.0 * np.hypot(np.exp(-(1.3 * X[:, 0]) ** 2), 0.3),
                                rtol=1e-14)
     built_in = Expression.from_names(["mul", "c", "x0"], library)
-    ConstantFitter(X, y, random_state=1, n_jobs=1).fit([built_in])
+    ConstantFitter(X, y, const_fit_samples=1000, random_state=1, n_jobs=1).fit([built_in])
     compiled = len(levenberg_marquardt.fit_batch.signatures)
-    (fitted,) = ConstantFitter(X, y, random_state=1, n_jobs=1).fit(
+    (fitted,) = ConstantFitter(X, y, const_fit_samples=1000, random_state=1, n_jobs=1).fit(
         [expression.with_constants([1.0, 1.0, 1.0])])
     np.testing.assert_allclose(np.abs(fitted.constants), [2.0, 0.3, 1.3], rtol=1e-8)
     # one compiled kernel serves every operator table: none was compiled for this one
@@ -185,7 +186,8 @@ def test_an_operator_numba_cannot_compile_is_called_back_by_the_same_kernels(gau
                                        library, [1.0])
     X = np.linspace(-2, 2, 60)[:, None]
     y = scipy.special.erf(1.7 * X[:, 0]) + np.exp(-X[:, 0] ** 2)
-    (fitted,) = ConstantFitter(X, y, random_state=0, n_jobs=2).fit([expression])
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=2)
+    (fitted,) = fitter.fit([expression])
     np.testing.assert_allclose(fitted.constants, [1.7], rtol=1e-8)
     np.testing.assert_allclose(fitted.evaluate(X), y, rtol=1e-12)
     J = fitted.jacobian(X)  # ∂/∂c = x0·erf'(c·x0), through the derivative's callback
@@ -213,7 +215,7 @@ def test_whether_numba_compiles_an_operator_changes_no_fitted_constant():
         )]
         X = np.linspace(-2, 2, 50)[:, None]
         y = 1.5 / (1 + (0.8 * X[:, 0] - 0.3) ** 2) + 0.05 * np.sin(5 * X[:, 0])
-        fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
+        fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
         return np.concatenate([e.constants for e in fitter.fit(formulas)])
 
     def bump(a):
@@ -252,7 +254,8 @@ def test_numerical_faults_of_a_custom_operator_raise_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.isinf(expression.evaluate(X)[0])
-        ConstantFitter(X, 1 / (X[:, 0] + 3), random_state=0, n_jobs=1).fit([expression])
+        ConstantFitter(X, 1 / (X[:, 0] + 3), const_fit_samples=1000, random_state=0,
+                       n_jobs=1).fit([expression])
 
 
 def test_a_clone_keeps_the_compiled_operator():
@@ -331,5 +334,6 @@ def test_a_ctrl_c_inside_a_called_back_operator_reaches_the_caller():
     # in a fit, on the fitter's threads: the search stops as after any Ctrl-C
     armed.append(True)
     with pytest.raises(KeyboardInterrupt):
-        ConstantFitter(X, np.exp(-X[:, 0] ** 2), random_state=0, n_jobs=2).fit(
+        ConstantFitter(X, np.exp(-X[:, 0] ** 2), const_fit_samples=1000, random_state=0,
+                       n_jobs=2).fit(
             [Expression.from_names(["mul", "c", "slow", "x0"], library)])

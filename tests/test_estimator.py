@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import sympy
 from budgets import SMALL
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn import training
 from cadsr_sklearn.devices import resolve_device
 from cadsr_sklearn.estimator import PAPER_SETTINGS
 
@@ -102,21 +102,25 @@ def test_patience(quadratic):
     assert model.n_epochs_ == last_change + 2 + 1  # two epochs after τ* last changed
 
 
-def test_keyboard_interrupt_keeps_the_best_so_far(quadratic, monkeypatch):
+def test_keyboard_interrupt_keeps_the_best_so_far(quadratic):
     X, y = quadratic
     y = y + np.sin(3 * X[:, 0])
-    calls = {"n": 0}
-    original = training._policy_update
+    model = CADSRRegressor(n_epochs=100, **SMALL)
+    steps = []
 
-    def interrupt_on_third_epoch(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
+    def interrupt_on_third_epoch(optimizer, args, kwargs):  # its policy update's first step
+        steps.append(True)
+        if len(steps) == 2 * model.steps_per_epoch + 1:
             raise KeyboardInterrupt
-        return original(*args, **kwargs)
 
-    monkeypatch.setattr(training, "_policy_update", interrupt_on_third_epoch)
-    model = CADSRRegressor(n_epochs=100, **SMALL).fit(X, y)
+    # torch's hook on every optimizer's step: the policy's, after the epoch's batch was scored
+    hook = register_optimizer_step_pre_hook(interrupt_on_third_epoch)
+    try:
+        model.fit(X, y)
+    finally:
+        hook.remove()
     assert model.interrupted_ and model.stop_reason_ == "interrupted"
+    assert model.n_epochs_ == 2
     assert np.all(np.isfinite(model.predict(X)))
 
 

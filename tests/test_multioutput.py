@@ -5,8 +5,9 @@ import pickle
 import numpy as np
 import pytest
 from budgets import SMALL, TINY
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from cadsr_sklearn import CADSRRegressor, training
+from cadsr_sklearn import CADSRRegressor
 
 SEARCH = dict(SMALL, n_epochs=6)
 
@@ -72,23 +73,26 @@ def test_warm_start_and_checkpoints_work_per_output(data, tmp_path):
         "run.ckpt.output1", "run.ckpt.output1.front.csv"]
 
 
-def test_after_a_ctrl_c_the_outputs_left_are_searched_for_one_epoch_only(data, monkeypatch):
+def test_after_a_ctrl_c_the_outputs_left_are_searched_for_one_epoch_only(data):
     # Ctrl-C in the first output's second epoch: the user asked the fit to stop, so the
     # outputs after it must not be searched for their whole budget; each still needs a
     # formula for predict, and gets the best of a single epoch
     X, Y = data
     noisy = np.c_[Y, Y[:, 0] - Y[:, 1]] + np.random.default_rng(1).normal(0, 0.3, (150, 3))
-    update, calls = training._policy_update, []
+    steps = []
 
-    def interrupted_in_epoch_two(*args, **kwargs):
-        calls.append(True)
-        if len(calls) == 2:
+    def interrupted_in_epoch_two(optimizer, args, kwargs):  # its policy update's first step
+        steps.append(True)
+        if len(steps) == TINY["steps_per_epoch"] + 1:
             raise KeyboardInterrupt
-        return update(*args, **kwargs)
 
-    monkeypatch.setattr(training, "_policy_update", interrupted_in_epoch_two)
-    with pytest.warns(RuntimeWarning, match=r"Ctrl-C stopped the search of y0.*y1, y2"):
-        model = CADSRRegressor(**{**TINY, "n_epochs": 5}).fit(X, noisy)
+    # torch's hook on every optimizer's step: the policy's, after the epoch's batch was scored
+    hook = register_optimizer_step_pre_hook(interrupted_in_epoch_two)
+    try:
+        with pytest.warns(RuntimeWarning, match=r"Ctrl-C stopped the search of y0.*y1, y2"):
+            model = CADSRRegressor(**{**TINY, "n_epochs": 5}).fit(X, noisy)
+    finally:
+        hook.remove()
     assert model.interrupted_ and model.n_epochs_ == [1, 1, 1]
     assert model.stop_reason_ == ["interrupted", "n_epochs", "n_epochs"]
     assert [o.n_epochs for o in model.estimators_] == [5, 5, 5]  # as the user set them
@@ -115,3 +119,46 @@ def test_polars_frames_name_the_symbols(data):
     assert [str(e) for e in both.expression_] == ["mass_kg + speed", "mass_kg*speed"]
     with pytest.raises(ValueError, match="feature names"):
         model.predict(frame.select(["mass [kg]", "speed"]))
+
+
+# ------------------------------------------------ one wrapper that the views ask
+def test_every_view_reads_each_output_through_its_fitted_front(model, data):
+    from cadsr_sklearn.fitted_front import FittedFront
+    from cadsr_sklearn.multioutput import each_output, outputs_of
+
+    X, _ = data
+    outputs = outputs_of(model)
+    assert [o.target for o in outputs] == ["y0", "y1"]
+    assert [o.estimator for o in outputs] == model.estimators_
+    assert model.expression_ == [o.front.chosen.equation for o in outputs]
+    assert model.latex(index=0) == [o.front.latex(0) for o in outputs]
+    # the parent's model_selection decides, whatever a copy holds
+    model.estimators_[0].model_selection = "accuracy"
+    try:
+        assert outputs_of(model)[0].front.rule == "reward"
+        assert FittedFront.of(model.estimators_[0]).rule == "accuracy"
+    finally:
+        model.estimators_[0].model_selection = "reward"
+    rows = each_output(model, lambda output, i: output.front.row(i).formula, [0, -1])
+    assert rows == [model.equations_[0]["formula"][0], model.equations_[1]["formula"].iloc[-1]]
+    with pytest.raises(ValueError, match="one row per output"):
+        each_output(model, lambda output, i: i, [0])
+    alone = outputs_of(model.estimators_[1])  # a model of one output is one output
+    assert len(alone) == 1 and alone[0].front.chosen.equation == model.expression_[1]
+
+
+def test_a_column_vector_is_one_output_that_every_view_shows(data, capsys):
+    from cadsr_sklearn.cli.printing import print_constants, print_formula
+    from cadsr_sklearn.multioutput import outputs_of
+
+    X, Y = data
+    model = CADSRRegressor(**TINY).fit(X, Y[:, :1])
+    assert model.n_outputs_ == 1 and len(model.estimators_) == 1
+    output, = outputs_of(model)
+    print_formula(output)
+    print_constants(output)
+    assert f"LaTeX:      {model.latex()[0]}" in capsys.readouterr().out
+    pytest.importorskip("matplotlib")
+    from cadsr_sklearn.plotting import plot_predicted_vs_true
+
+    plot_predicted_vs_true(model, X, Y[:, 0])  # its one output, plotted

@@ -58,9 +58,9 @@ def test_complexity_weighs_nodes_and_the_rewards_follow():
     X = np.random.default_rng(0).uniform(0.5, 1.5, (40, 1))
     y = a.evaluate(X) + np.random.default_rng(1).normal(0, 0.01, 40)
     S, extra = len(y), b.complexity - a.complexity
-    bic = make_reward("bic", y, X=X)
+    bic = make_reward("bic", y, X=X, bic_variance="mle", likelihood="gaussian")
     assert bic(a.evaluate(X), b) == pytest.approx(bic(a.evaluate(X), a) - extra * math.log(S))
-    mdl = make_reward("mdl", y, X=X)
+    mdl = make_reward("mdl", y, X=X, likelihood="gaussian")
     assert mdl(a.evaluate(X), b) == pytest.approx(
         mdl(a.evaluate(X), a) - 2 * extra * math.log(len(plain)))
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from components import policy_options
 
 from cadsr_sklearn.policy import Policy, dct_matrix
 
@@ -15,7 +16,7 @@ DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 def small_policy(n_tokens=7, **kw):
     torch.manual_seed(0)
-    settings = dict(max_length=12, ff_dim=64, parent_sibling=False)
+    settings = policy_options(max_length=12, ff_dim=64, parent_sibling=False)
     settings.update(kw)
     return Policy(n_tokens, **settings).eval()
 
@@ -163,7 +164,7 @@ def test_gradients_flow():
 )
 def test_bad_settings_raise(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        Policy(7, **{"parent_sibling": False, **kwargs})
+        Policy(7, **{**policy_options(parent_sibling=False), **kwargs})
 
 
 def test_step_past_cache_raises():
@@ -174,7 +175,8 @@ def test_step_past_cache_raises():
 
 
 def test_paper_defaults():
-    policy = Policy(17, parent_sibling=False)
+    # the policy has no defaults of its own: the estimator's are the paper's
+    policy = Policy(17, **policy_options(parent_sibling=False))
     assert (policy.embedding_dim, policy.width, policy.max_length) == (10, 8, 32)
     assert policy.blocks[0].ff[0].out_features == 2048
     assert policy.head.out_features == 17  # START is never emitted

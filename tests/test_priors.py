@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 import torch
+from components import policy_options
 
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.library import Library
@@ -14,7 +15,7 @@ LIB = Library(1)  # 3 terminals (x0, 1, c), 5 unary and 5 binary operators
 
 
 def test_uniform_arity_gives_each_arity_the_same_mass():
-    state = Constraints(LIB).new_state(4)
+    state = Constraints(LIB, max_length=32, max_constants=10).new_state(4)
     weights = Priors(LIB, uniform_arity=True, length=None)(state).exp()  # (4, V)
     masses = [float(weights[0, LIB.arities == a].sum()) for a in (0, 1, 2)]
     assert masses == pytest.approx([1.0, 1.0, 1.0])
@@ -22,7 +23,7 @@ def test_uniform_arity_gives_each_arity_the_same_mass():
 
 def test_soft_length_penalises_only_growth_past_its_location():
     priors = Priors(LIB, length=8, uniform_arity=False)
-    state = Constraints(LIB).new_state(2)
+    state = Constraints(LIB, max_length=32, max_constants=10).new_state(2)
     state.n_nodes = torch.tensor([3, 9])  # committed nodes of two partial trees
     prior = priors(state)
     arity = torch.as_tensor(LIB.arities)
@@ -42,13 +43,13 @@ def test_length_location_is_checked(bad):
 def test_no_prior_is_inactive_and_zero():
     priors = Priors(LIB, uniform_arity=False, length=None)
     assert not priors.active
-    assert torch.all(priors(Constraints(LIB).new_state(3)) == 0)
+    assert torch.all(priors(Constraints(LIB, max_length=32, max_constants=10).new_state(3)) == 0)
 
 
 def _lengths(priors):
     torch.manual_seed(0)
-    policy = Policy(len(LIB), max_length=32, ff_dim=64, parent_sibling=False)
-    sampler = Sampler(policy, LIB, Constraints(LIB, max_length=32), priors)
+    policy = Policy(len(LIB), **policy_options(max_length=32, ff_dim=64, parent_sibling=False))
+    sampler = Sampler(policy, LIB, Constraints(LIB, max_length=32, max_constants=10), priors)
     return sampler.sample(1000, torch.Generator().manual_seed(0)).lengths.numpy()
 
 

@@ -1,5 +1,6 @@
 """Pruning τ*: greedy node-removing edits scored by the search's own reward."""
 
+import inspect
 import math
 import time
 
@@ -7,26 +8,37 @@ import numpy as np
 import pytest
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn import refinement
 from cadsr_sklearn.constants import ConstantFitter
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
 from cadsr_sklearn.library import Library
-from cadsr_sklearn.pruning import _edits, prune
+from cadsr_sklearn.pruning import prune
 from cadsr_sklearn.rewards import make_reward, mse
-from cadsr_sklearn.scoring import Scorer
+from cadsr_sklearn.scoring import Candidate, Scorer
 
 LIB = Library(1)
 
 
 def _scorer(X, y):
-    fitter = ConstantFitter(X, y, random_state=0)
-    reward = make_reward("bic", y, bic_variance="mle")
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
     return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
 
 
 def _prefix(names):
     return Expression.from_names(names, LIB, order="prefix")
+
+
+def _edits_tried(expression):
+    """The edits prune hands its ``score`` in a round on ``expression``, in their order."""
+    tried = []
+
+    def score(edits):  # none beats τ*, so prune stops after one round
+        tried.extend(edits)
+        return [Candidate(e, reward=-math.inf, loss=math.inf) for e in edits]
+
+    prune(Candidate(expression, reward=0.0, loss=0.0), score)
+    return tried
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +82,7 @@ def test_pruning_trades_a_small_loss_for_many_nodes_only_as_the_bic_says():
 
 def test_every_edit_removes_nodes_and_none_repeats():
     expr = _prefix(["add", "sin", "mul", "x0", "c", "div", "x0", "1"])
-    edits = list(_edits(expr))
+    edits = _edits_tried(expr)
     keys = [e.key for e in edits]
     assert len(keys) == len(set(keys)) and expr.key not in keys
     assert all(len(e) < len(expr) for e in edits)
@@ -85,7 +97,7 @@ def test_edits_the_constraints_reject_are_not_tried(parabola):
     score = _scorer(X, y)
     # x0·x0 + (x0 − x0): replacing (x0 − x0) by c would add a constant the cap forbids
     (start,) = score([_prefix(["add", "mul", "x0", "x0", "sub", "x0", "x0"])])
-    pruned = prune(start, score, admits=Constraints(LIB, max_constants=0).admits)
+    pruned = prune(start, score, admits=Constraints(LIB, max_length=32, max_constants=0).admits)
     assert pruned.expression.n_constants == 0
     assert pruned.reward >= start.reward
     # without the cap, c absorbs the zero term and the root goes next: x0·x0
@@ -112,14 +124,21 @@ def test_no_round_starts_after_the_deadline(parabola):
 
 
 def test_ctrl_c_while_pruning_keeps_the_sampled_best(monkeypatch):
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
+    # Ctrl-C in the first fit prune asks for: the search hands prune its scorer's refit
+    refit, pruning = Scorer.refit, []
 
-    monkeypatch.setattr(refinement, "prune", interrupted)
+    def interrupted_when_pruning(self, *args, **kwargs):
+        if inspect.currentframe().f_back.f_code is prune.__code__:
+            pruning.append(True)
+            raise KeyboardInterrupt
+        return refit(self, *args, **kwargs)
+
+    monkeypatch.setattr(Scorer, "refit", interrupted_when_pruning)
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (40, 1))
     model = CADSRRegressor(batch_size=32, n_epochs=2, random_state=0, device="cpu", max_length=12)
     model.fit(X, X[:, 0] ** 2 + np.sin(X[:, 0]))
+    assert pruning == [True]  # the search got as far as pruning, and no further
     assert model.interrupted_ and model.stop_reason_ == "interrupted"
     assert np.isfinite(model.predict(X)).all()
 
@@ -157,12 +176,12 @@ def test_edits_carry_the_constants_they_keep():
     # 10·sin(40·x) + (20 − 30); BFS numbers the constants 10, 20, 30, 40
     best = _prefix(["add", "mul", "c", "sin", "mul", "c", "x0", "sub", "c", "c"])
     best = best.with_constants([10.0, 20.0, 30.0, 40.0])
-    for edit in _edits(best):
+    for edit in _edits_tried(best):
         # every constant comes from τ* or is a new c at 1, and none is invented
         assert set(edit.constants.tolist()) <= {10.0, 20.0, 30.0, 40.0, 1.0}
     # (20 − 30) replaced by its left child: 10·sin(40·x) + 20
     target = _prefix(["add", "mul", "c", "sin", "mul", "c", "x0", "c"])
-    (edit,) = [e for e in _edits(best) if e.key == target.key]
+    (edit,) = [e for e in _edits_tried(best) if e.key == target.key]
     assert edit.constants.tolist() == [20.0, 10.0, 40.0]  # BFS: the c at depth 1 first
     assert edit.prefix_constants().tolist() == [10.0, 40.0, 20.0]
 

@@ -19,8 +19,9 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 from budgets import TINY  # noqa: E402
+from torch.optim.optimizer import register_optimizer_step_pre_hook  # noqa: E402
 
-from cadsr_sklearn import CADSRRegressor, training  # noqa: E402
+from cadsr_sklearn import CADSRRegressor  # noqa: E402
 from cadsr_sklearn.cli import main  # noqa: E402
 from cadsr_sklearn.html_report import report_html, write_report  # noqa: E402
 
@@ -215,19 +216,21 @@ def test_a_model_of_several_outputs_gets_one_section_each():
     _assert_offline(text, page)
 
 
-def test_an_interrupted_search_is_reported(monkeypatch):
-    calls = []
-    update = training._policy_update
+def test_an_interrupted_search_is_reported():
+    steps = []
 
-    def interrupted(*args, **kwargs):  # Ctrl-C in the second epoch's policy update
-        calls.append(True)
-        if len(calls) == 2:
+    def interrupted(optimizer, args, kwargs):  # Ctrl-C in the second epoch's policy update
+        steps.append(True)
+        if len(steps) == TINY["steps_per_epoch"] + 1:
             raise KeyboardInterrupt
-        return update(*args, **kwargs)
 
-    monkeypatch.setattr(training, "_policy_update", interrupted)
     X, y = _data(40)
-    model = CADSRRegressor(**{**TINY, "n_epochs": 5}).fit(X, y)
+    # torch's hook on every optimizer's step: the policy's, after the epoch's batch was scored
+    hook = register_optimizer_step_pre_hook(interrupted)
+    try:
+        model = CADSRRegressor(**{**TINY, "n_epochs": 5}).fit(X, y)
+    finally:
+        hook.remove()
     assert model.interrupted_ and model.n_epochs_ == 1
     text = report_html(model, X, y)
     _Page(text)

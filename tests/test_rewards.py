@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from components import reward_options
 from scipy import stats
 
 from cadsr_sklearn import Expression, Library
@@ -34,6 +35,8 @@ def expr(prefix: str, constants=None) -> Expression:
 
 SIMPLE = expr("mul x0 x0")  # 3 nodes, k = 3
 BIGGER = expr("add mul x0 x0 mul c x0", [0.0])  # 7 nodes + 1 constant, k = 8
+#: make_reward's options as the estimator sets them (the paper's: η = 0.99, λ = 0.1, L = 32).
+DEFAULTS = reward_options()
 BIC_OPTIONS = [
     dict(bic_variance=v, likelihood=lik)
     for v in ("target", "mle")
@@ -61,7 +64,7 @@ def test_bic_matches_the_formula():
     loglik = np.sum(stats.norm.logpdf(Y, loc=y_pred, scale=np.sqrt(mle)))
     assert bic(y_pred, Y, k, variance="mle") == pytest.approx(-(k * log(S) - 2 * loglik), rel=1e-12)
     # the factory computes the same number
-    reward = make_reward("bic", Y, bic_variance="mle")
+    reward = make_reward("bic", Y, bic_variance="mle", likelihood="gaussian")
     expected = bic(y_pred, Y, BIGGER.complexity, variance="mle")
     assert reward(y_pred, BIGGER) == pytest.approx(expected)
 
@@ -105,7 +108,7 @@ def test_among_exact_fits_the_simpler_wins(options, simple_mse, complex_mse):
 def test_bic_prefers_simpler_under_noise():
     rng = np.random.default_rng(3)
     y = Y + 0.05 * rng.standard_normal(Y.shape)
-    reward = make_reward("bic", y, bic_variance="mle")
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
     truth = expr("add add mul c mul x0 mul x0 x0 mul c mul x0 x0 mul c x0", [3.39, 2.12, 1.78])
     # an overfitted variant: tiny extra term that lowers MSE by less than the k penalty
     over = expr("add add add mul c mul x0 mul x0 x0 mul c mul x0 x0 mul c x0 mul c sin x0",
@@ -117,23 +120,24 @@ def test_bic_prefers_simpler_under_noise():
 def test_constant_target_gives_finite_rewards():
     y = np.full(50, 2.0)
     for name in REWARDS:
-        reward = make_reward(name, y, X=X[:50])
+        reward = make_reward(name, y, X=X[:50], **DEFAULTS)
         assert np.isfinite(reward(np.full(50, 2.0), SIMPLE))
         assert np.isfinite(reward(np.full(50, 2.5), SIMPLE))
-    assert np.isfinite(make_reward("bic", np.zeros(10), bic_variance="mle")(np.zeros(10), SIMPLE))
+    zeros = make_reward("bic", np.zeros(10), bic_variance="mle", likelihood="gaussian")
+    assert np.isfinite(zeros(np.zeros(10), SIMPLE))
 
 
 @pytest.mark.parametrize("name", REWARDS)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 1e200])
 def test_invalid_predictions_get_minus_inf(name, bad):
-    reward = make_reward(name, Y, X=X, bic_variance="mle")
+    reward = make_reward(name, Y, X=X, **DEFAULTS)
     y_pred = Y.copy()
     y_pred[17] = bad
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = reward(y_pred, SIMPLE)
     assert got == -np.inf  # 1e200: finite, but its squared error overflows
-    assert rank_weights(np.array([got, 0.0, -5.0]), 100, 3)[0] == 0.0
+    assert rank_weights(np.array([got, 0.0, -5.0]), 100, 3, lam=0.2)[0] == 0.0
 
 
 def test_sample_weights_are_frequencies():
@@ -143,22 +147,23 @@ def test_sample_weights_are_frequencies():
     counts = rng.integers(0, 4, len(Y))
     repeated = np.repeat(np.arange(len(Y)), counts)
     for name in REWARDS:
-        weighted = make_reward(name, Y, X=X, sample_weight=counts)
-        plain = make_reward(name, Y[repeated], X=X[repeated])
+        weighted = make_reward(name, Y, X=X, sample_weight=counts, **DEFAULTS)
+        plain = make_reward(name, Y[repeated], X=X[repeated], **DEFAULTS)
         assert weighted.n_samples == counts.sum() == plain.n_samples
         assert weighted(y_pred, BIGGER) == pytest.approx(plain(y_pred[repeated], BIGGER),
                                                          rel=1e-12)
     assert sample_size(len(Y), counts) == counts.sum() and sample_size(len(Y)) == len(Y)
     # so a constant weight is more data, not no weight, for the rewards that count rows
-    tripled = make_reward("bic", Y, sample_weight=np.full(len(Y), 3.0))(y_pred, BIGGER)
-    assert tripled != pytest.approx(make_reward("bic", Y)(y_pred, BIGGER), rel=1e-6)
+    tripled = make_reward("bic", Y, sample_weight=np.full(len(Y), 3.0), **DEFAULTS)
+    once = make_reward("bic", Y, **DEFAULTS)
+    assert tripled(y_pred, BIGGER) != pytest.approx(once(y_pred, BIGGER), rel=1e-6)
     # a zero-weight row does not matter at all
     w = np.ones(len(Y))
     w[5] = 0.0
     moved = y_pred.copy()
     moved[5] += 1e3
     for name in REWARDS:
-        reward = make_reward(name, Y, X=X, sample_weight=w)
+        reward = make_reward(name, Y, X=X, sample_weight=w, **DEFAULTS)
         assert reward(moved, BIGGER) == pytest.approx(reward(y_pred, BIGGER), rel=1e-12)
     # weighted Gaussian log-likelihood with σ² = weighted variance, S = Σw
     w = rng.uniform(0.1, 2.0, len(Y))
@@ -180,9 +185,9 @@ def test_ablation_rewards_match_their_definitions():
     expected = 1 / (1 + rmse**2 / np.var(Y)) + 0.5 * np.exp(-7 / 20)
     tpsr = make_reward("tpsr", Y, tpsr_lambda=0.5, max_length=20)
     assert tpsr(y_pred, e) == pytest.approx(expected)
-    # defaults from the paper: η = 0.99, λ = 0.1, L = 32
-    assert make_reward("spl", Y)(y_pred, e) == pytest.approx(0.99**3 / (1 + rmse))
-    assert make_reward("tpsr", Y)(y_pred, e) == pytest.approx(
+    # the estimator's defaults are the paper's: η = 0.99, λ = 0.1, L = 32
+    assert make_reward("spl", Y, **DEFAULTS)(y_pred, e) == pytest.approx(0.99**3 / (1 + rmse))
+    assert make_reward("tpsr", Y, **DEFAULTS)(y_pred, e) == pytest.approx(
         1 / (1 + rmse**2 / np.var(Y)) + 0.1 * np.exp(-7 / 32))
 
 
@@ -201,25 +206,33 @@ def test_make_reward_rejects_bad_options():
     with pytest.raises(ValueError, match="Unknown reward 'r2'"):
         make_reward("r2", Y)
     with pytest.raises(ValueError, match="bic_variance"):
-        make_reward("bic", Y, bic_variance="sample")
+        make_reward("bic", Y, bic_variance="sample", likelihood="gaussian")
     with pytest.raises(ValueError, match="likelihood"):
-        make_reward("bic", Y, likelihood="laplace")
+        make_reward("bic", Y, bic_variance="mle", likelihood="laplace")
     with pytest.raises(ValueError, match="nu"):
-        make_reward("bic", Y, likelihood="student_t", student_t_nu=2.0)
+        make_reward("bic", Y, bic_variance="mle", likelihood="student_t", student_t_nu=2.0)
     with pytest.raises(ValueError, match="spl_eta"):
         make_reward("spl", Y, spl_eta=1.5)
     with pytest.raises(ValueError, match="tpsr_lambda"):
-        make_reward("tpsr", Y, tpsr_lambda=-1)
+        make_reward("tpsr", Y, tpsr_lambda=-1, max_length=32)
     with pytest.raises(ValueError, match="sample_weight"):
-        make_reward("bic", Y, sample_weight=np.zeros(len(Y)))
+        make_reward("bic", Y, sample_weight=np.zeros(len(Y)), **DEFAULTS)
     with pytest.raises(ValueError, match="finite"):
-        make_reward("bic", np.r_[Y, np.nan])
+        make_reward("bic", np.r_[Y, np.nan], **DEFAULTS)
+    # a reward's own options have no default here: the estimator sets them
+    for name, needs in (("mdl", "likelihood"), ("bic", "bic_variance, likelihood"),
+                        ("spl", "spl_eta"), ("tpsr", "tpsr_lambda, max_length")):
+        with pytest.raises(TypeError, match=needs):
+            make_reward(name, Y)
+    with pytest.raises(TypeError, match="likelihood"):
+        make_reward("bic", Y, bic_variance="mle")
+    make_reward("nrmse", Y)  # needs none
 
 
 def test_reward_is_picklable():
     import pickle
 
-    reward = make_reward("bic", Y, bic_variance="mle")
+    reward = make_reward("bic", Y, bic_variance="mle", likelihood="gaussian")
     again = pickle.loads(pickle.dumps(reward))
     assert again(Y + 0.1, SIMPLE) == reward(Y + 0.1, SIMPLE)
     assert "bic" in repr(reward)
@@ -236,15 +249,15 @@ def test_rank_weights_values():
 def test_top_alpha_positive_even_when_all_equal():
     r = np.full(1000, -1234.5678)
     r[:10] += 1e-13  # differences at machine precision
-    w = rank_weights(r, alpha=5, batch_size=1000)
+    w = rank_weights(r, alpha=5, batch_size=1000, lam=0.2)
     assert np.all(w[:10] == 0.2)
     assert np.all(w > 0)  # the other 990 tie behind 10 better ones: 10 < 50
-    w_eq = rank_weights(np.full(1000, 3.0), alpha=5, batch_size=1000)
+    w_eq = rank_weights(np.full(1000, 3.0), alpha=5, batch_size=1000, lam=0.2)
     assert np.all(w_eq == 0.2)  # no tail barrier
 
 
 def test_minus_inf_never_weighted():
-    assert np.all(rank_weights(np.full(10, -np.inf), alpha=100, batch_size=10) == 0)
+    assert np.all(rank_weights(np.full(10, -np.inf), alpha=100, batch_size=10, lam=0.2) == 0)
 
 
 @settings(max_examples=200, deadline=None)
@@ -257,7 +270,7 @@ def test_minus_inf_never_weighted():
 def test_rank_weights_properties(values, alpha, perm_seed):
     r = np.array(values)
     B = len(r)
-    w = rank_weights(r, alpha, B)
+    w = rank_weights(r, alpha, B, lam=0.2)
     assert np.all((w >= 0) & (w <= 0.2))
     # ties share a weight
     for v in np.unique(r):
@@ -267,7 +280,7 @@ def test_rank_weights_properties(values, alpha, perm_seed):
     assert np.all(np.diff(w[order]) >= 0)
     # order invariance
     perm = np.random.default_rng(perm_seed).permutation(B)
-    np.testing.assert_array_equal(rank_weights(r[perm], alpha, B), w[perm])
+    np.testing.assert_array_equal(rank_weights(r[perm], alpha, B, lam=0.2), w[perm])
     # everything with fewer than α·B/100 strictly better gets a positive weight
     finite = np.isfinite(r)
     better = np.array([np.sum(r > v) for v in r])
@@ -277,9 +290,9 @@ def test_rank_weights_properties(values, alpha, perm_seed):
 
 def test_rank_weights_rejects_bad_arguments():
     with pytest.raises(ValueError, match="alpha"):
-        rank_weights(np.zeros(3), 0, 3)
+        rank_weights(np.zeros(3), 0, 3, lam=0.2)
     with pytest.raises(ValueError, match="batch_size"):
-        rank_weights(np.zeros(3), 5, 0)
+        rank_weights(np.zeros(3), 5, 0, lam=0.2)
     with pytest.raises(ValueError, match="lam"):
         rank_weights(np.zeros(3), 5, 3, lam=0)
 
@@ -301,7 +314,8 @@ def test_mdl_matches_its_codelength():
     structure = 5 * np.log(len(LIB))
     expected = -2 * (fit + constant + structure)
     assert mdl(y_pred, y, law, X) == pytest.approx(expected, rel=1e-12)
-    assert make_reward("mdl", y, X=X)(y_pred, law) == pytest.approx(expected, rel=1e-12)
+    reward = make_reward("mdl", y, X=X, likelihood="gaussian")
+    assert reward(y_pred, law) == pytest.approx(expected, rel=1e-12)
     # a literal costs its codelength, not a parameter's precision
     snapped = law.with_literal(0, 2.5)  # 5/2: ln 5 + ln 2
     assert mdl(y_pred, y, snapped, X) == pytest.approx(
@@ -319,15 +333,16 @@ def test_mdl_prefers_the_law_to_an_interpolant_on_six_rows_where_the_bic_does_no
     law = Expression.from_names("mul c pow x0 c".split(), lib, order="prefix")
     from cadsr_sklearn.constants import ConstantFitter
 
-    (law,) = ConstantFitter(X6, y, random_state=0, n_jobs=1).fit([law])
+    (law,) = ConstantFitter(X6, y, const_fit_samples=1000, random_state=0, n_jobs=1).fit([law])
     quartic = Expression.from_names(
         "add c mul x0 add c mul x0 add c mul x0 add c mul x0 c".split(), lib, order="prefix")
-    (quartic,) = ConstantFitter(X6, y, random_state=0, n_jobs=1).fit([quartic])
+    (quartic,) = ConstantFitter(X6, y, const_fit_samples=1000, random_state=0,
+                                n_jobs=1).fit([quartic])
     exact = y + 1e-15 * y  # the quartic through the rows, to round-off
     quartic_pred = quartic.evaluate(X6)
     assert np.max(np.abs(quartic_pred - y)) < 1e-2 * np.std(y)
     for name, prefers_law in (("bic", False), ("mdl", True)):
-        reward = make_reward(name, y, X=X6)
+        reward = make_reward(name, y, X=X6, **DEFAULTS)
         assert (reward(law.evaluate(X6), law) > reward(exact, quartic)) == prefers_law, name
 
 

@@ -5,6 +5,7 @@ import copy
 import numpy as np
 import pytest
 import torch
+from components import policy_options
 
 from cadsr_sklearn.constraints import Constraints
 from cadsr_sklearn.expression import Expression
@@ -23,14 +24,15 @@ COMBOS = [(a, p) for a in ("dct", "standard") for p in ("dpe", "1d")]
 def make_sampler(library=LIB, seed=0, max_length=16, attention="dct", position_encoding="dpe",
                  sharpen=50.0, parent_sibling=False, priors=None, **settings):
     torch.manual_seed(seed)
-    policy = Policy(len(library), max_length=max_length, ff_dim=64, n_layers=2, n_heads=2,
-                    attention=attention, position_encoding=position_encoding,
-                    parent_sibling=parent_sibling).eval()
+    policy = Policy(len(library), **policy_options(
+        max_length=max_length, ff_dim=64, n_layers=2, n_heads=2, attention=attention,
+        position_encoding=position_encoding, parent_sibling=parent_sibling)).eval()
     # Sharpen the untrained policy a little so that log-probs are not all ≈ −log V.
     with torch.no_grad():
         policy.head.weight.mul_(sharpen)
-    return Sampler(policy, library, Constraints(library, max_length=max_length, **settings),
-                   priors)
+    constraints = Constraints(library, **{"max_length": max_length, "max_constants": 10,
+                                          **settings})
+    return Sampler(policy, library, constraints, priors)
 
 
 def gen(seed=0):
@@ -232,15 +234,15 @@ def test_teacher_force_rejects_unknown_ids(sampler):
 # --------------------------------------------------------------- bad settings
 
 def test_bad_settings_raise():
-    policy = Policy(len(LIB), max_length=8, ff_dim=16, parent_sibling=False)
+    policy = Policy(len(LIB), **policy_options(max_length=8, ff_dim=16, parent_sibling=False))
     with pytest.raises(ValueError, match="scores 15 tokens but the library has 17"):
-        Sampler(policy, Library(5), Constraints(Library(5), max_length=8))
+        Sampler(policy, Library(5), Constraints(Library(5), max_length=8, max_constants=10))
     with pytest.raises(ValueError, match="exceeds the policy's max_length"):
-        Sampler(policy, LIB, Constraints(LIB, max_length=16))
+        Sampler(policy, LIB, Constraints(LIB, max_length=16, max_constants=10))
     with pytest.raises(ValueError, match="another library"):
         other = Library(3, unary_operators=["sin", "cos", "log", "exp", "tan"])
-        Sampler(policy, LIB, Constraints(other, max_length=8))
-    s = Sampler(policy, LIB, Constraints(LIB, max_length=8))
+        Sampler(policy, LIB, Constraints(other, max_length=8, max_constants=10))
+    s = Sampler(policy, LIB, Constraints(LIB, max_length=8, max_constants=10))
     with pytest.raises(ValueError, match="n must be"):
         s.sample(0)
     with pytest.raises(ValueError, match="oversampling must be"):

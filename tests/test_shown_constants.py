@@ -28,7 +28,7 @@ def _fitted(names, library, X, y, literal=None):
     tree = Expression.from_names(names, library)
     if literal is not None:
         tree = tree.with_constants(np.ones(tree.n_constants)).with_literal(*literal)
-    (fitted,) = ConstantFitter(X, y, random_state=0, n_jobs=1).fit([tree])
+    (fitted,) = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1).fit([tree])
     return fitted
 
 

@@ -58,13 +58,13 @@ def test_cross_validation_refits_the_constants_without_the_held_out_row():
     library = Library(1, ("mul", "pow"), (), use_constants=True, use_one=False)
     power = Expression.from_names("mul c pow x0 c".split(), library, [0.7689, 3.8604],
                                   order="prefix")
-    errors = cross_validated_errors([power], X6, Y6)
+    errors = cross_validated_errors([power], X6, Y6, None, const_fit_samples=1000)
     assert errors.shape == (1, 6)
     # each held-out error is that of the constants refitted on the other five rows
     from cadsr_sklearn.constants import ConstantFitter
 
     kept = np.arange(6) != 2
-    fitter = ConstantFitter(X6[kept], Y6[kept], random_state=0, n_jobs=1)
+    fitter = ConstantFitter(X6[kept], Y6[kept], const_fit_samples=1000, random_state=0, n_jobs=1)
     (refit,) = fitter.fit([power], from_held=True, fresh_starts=False)
     assert errors[0, 2] == pytest.approx((refit.evaluate(X6[2:3])[0] - Y6[2]) ** 2)
     # leaving a row out costs accuracy: the held-out error exceeds the training error

@@ -22,8 +22,8 @@ x0, x1 = sympy.symbols("x0 x1")
 
 
 def _scorer(X, y):
-    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
-    reward = make_reward("bic", y, bic_variance="mle")
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
     return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
 
 
@@ -103,7 +103,7 @@ def test_the_fit_leaves_a_literal_alone_and_fits_the_rest():
     X, y = _noisy(lambda X: 2 * X[:, 0] - X[:, 1], 0.0)
     e = Expression.from_names(["sub", "mul", "c", "x0", "mul", "c", "x1"], LIB, order="prefix")
     held = e.with_literal(0, 3.0)  # the wrong value on purpose: it must stay
-    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
     (fitted,) = fitter.fit([held])
     assert fitted.constants[0] == 3.0 and fitted.fixed[0]
     rows, target = fitter.X, fitter.target  # the rows LM sees
@@ -206,8 +206,8 @@ def test_nearby_multiples_of_pi_have_small_numerators():
 def test_the_bic_test_guards_snaps_whatever_the_reward():
     # with σ² = Var(y) the reward alone would let 0.426 become 4/(3π); the guard keeps it
     X, y = _noisy(lambda X: 0.426 * X[:, 0] + X[:, 1], 0.01, n=1000)
-    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
-    reward = make_reward("bic", y, bic_variance="target")
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
+    reward = make_reward("bic", y, bic_variance="target", likelihood="gaussian")
     score = Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
     (found,) = score([Expression.from_names(["add", "mul", "c", "x0", "x1"], LIB, order="prefix")])
     polish = lambda es: score.refit(es, fresh_starts=False)  # noqa: E731
@@ -249,9 +249,9 @@ def test_a_literal_costs_its_codelength():
 
 # ------------------------------------------------------------------ the description length
 def _mdl_scorer(X, y):
-    fitter = ConstantFitter(X, y, random_state=0, n_jobs=1)
-    reward = make_reward("bic", y, bic_variance="mle")
-    criterion = make_reward("mdl", y, X=X)
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
+    criterion = make_reward("mdl", y, X=X, likelihood="gaussian")
     return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X, criterion=criterion)
 
 

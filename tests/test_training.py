@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from components import policy_options
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.constraints import Constraints
@@ -24,11 +25,11 @@ from cadsr_sklearn.training import grpo_loss, risk_seeking_loss
 def setup():
     torch.manual_seed(0)
     library = Library(2)
-    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
+    policy = Policy(len(library), **policy_options(max_length=16, ff_dim=32, parent_sibling=False))
     with torch.no_grad():  # move away from the near-uniform start so gradients are informative
         for p in policy.parameters():
             p.add_(0.3 * torch.randn_like(p))
-    sampler = Sampler(policy, library, Constraints(library, max_length=16))
+    sampler = Sampler(policy, library, Constraints(library, max_length=16, max_constants=10))
     batch = sampler.sample(40, torch.Generator().manual_seed(1))
     rewards = np.random.default_rng(2).normal(size=40)
     config = TrainingConfig.from_params({**CADSRRegressor().get_params(), "batch_size": 40,
@@ -123,11 +124,12 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
     X = rng.uniform(0.1, 2.0, (200, 2))
     y = 1.7 * np.sin(X[:, 0]) * X[:, 1] ** 0.5 + 0.3
     torch.manual_seed(0)
-    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
-    batch = Sampler(policy, library, Constraints(library, max_length=16)).sample(
+    policy = Policy(len(library), **policy_options(max_length=16, ff_dim=32, parent_sibling=False))
+    batch = Sampler(policy, library, Constraints(library, max_length=16, max_constants=10)).sample(
         300, torch.Generator().manual_seed(0))
-    reward = make_reward("bic", y, bic_variance="mle")
-    scorer = Scorer(ConstantFitter(X, y, random_state=0), reward, lambda p: mse(p, y), X)
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
+    scorer = Scorer(fitter, reward, lambda p: mse(p, y), X)
     assert scorer.reuse_outputs
     candidates = scorer(batch.expressions(library))
     fitted = [c for c in candidates if c.expression.n_constants and math.isfinite(c.reward)]
@@ -169,10 +171,11 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     X = rng.uniform(0.1, 2.0, (400, 2))
     y = 1.7 * np.sin(X[:, 0]) * X[:, 1] ** 0.5 + 0.3 + 0.05 * rng.standard_normal(400)
     torch.manual_seed(0)
-    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
-    expressions = Sampler(policy, library, Constraints(library, max_length=16)).sample(
+    policy = Policy(len(library), **policy_options(max_length=16, ff_dim=32, parent_sibling=False))
+    constraints = Constraints(library, max_length=16, max_constants=10)
+    expressions = Sampler(policy, library, constraints).sample(
         300, torch.Generator().manual_seed(0)).expressions(library)
-    reward = make_reward("bic", y, bic_variance="mle")
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
     fitter = ConstantFitter(X, y, random_state=0, const_fit_samples=400)
     screen = fitter.screening_fitter(60)
     assert len(screen.rows_) == 60 and set(screen.rows_) <= set(fitter.rows_)
@@ -221,8 +224,9 @@ def test_evaluate_many_is_each_expressions_evaluate_on_any_number_of_threads():
 
     library = Library(2)
     torch.manual_seed(0)
-    policy = Policy(len(library), max_length=16, ff_dim=32, parent_sibling=False)
-    expressions = Sampler(policy, library, Constraints(library, max_length=16)).sample(
+    policy = Policy(len(library), **policy_options(max_length=16, ff_dim=32, parent_sibling=False))
+    constraints = Constraints(library, max_length=16, max_constants=10)
+    expressions = Sampler(policy, library, constraints).sample(
         50, torch.Generator().manual_seed(3)).expressions(library)
     X = np.random.default_rng(0).uniform(-2, 2, (1100, 2))  # more than one block of rows
     expected = np.array([e.evaluate(X) for e in expressions])
@@ -266,10 +270,11 @@ def test_a_screened_fit_not_finite_on_every_row_is_fitted_again_in_full():
         rng = np.random.default_rng(seed)
         X = rng.uniform(0, 1, (1000, 1))
         y = np.sqrt(np.maximum(X[:, 0] - 0.05, 0))
-        fitter = ConstantFitter(X, y, random_state=seed)
+        fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=seed)
         screen = fitter.screening_fitter(40)
-        (screened,) = ConstantFitter(X, y, random_state=seed).screening_fitter(40).fit([expr])
-        scorer = Scorer(fitter, make_reward("bic", y, bic_variance="mle"),
+        screened_fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=seed)
+        (screened,) = screened_fitter.screening_fitter(40).fit([expr])
+        scorer = Scorer(fitter, make_reward("bic", y, bic_variance="mle", likelihood="gaussian"),
                         lambda p: mse(p, y), X, screen=screen, n_full_refits=0)
         (cand,) = scorer([expr])
         outcomes.append(bool(np.all(np.isfinite(screened.evaluate(X)))))

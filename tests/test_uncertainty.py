@@ -27,7 +27,8 @@ def _noisy_fit(seed, n=40, noise=0.1, weights=None):
     X = rng.uniform(0, 3, size=(n, 1))
     sigma = noise if weights is None else noise / np.sqrt(weights)
     y = A * np.exp(B * X[:, 0]) + rng.normal(0, 1, n) * sigma
-    fitter = ConstantFitter(X, y, sample_weight=weights, random_state=seed, n_jobs=1)
+    fitter = ConstantFitter(X, y, sample_weight=weights, const_fit_samples=1000,
+                            random_state=seed, n_jobs=1)
     (fitted,) = fitter.fit([_law()])
     return fitted, X, y
 

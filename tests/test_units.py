@@ -138,7 +138,7 @@ def test_the_overall_factor_takes_the_units_the_formula_needs():
 def _sampler(units, library, max_length=24) -> Sampler:
     torch.manual_seed(0)
     units = None if units is None else UnitsRule(units)
-    constraints = Constraints(library, max_length=max_length, units=units)
+    constraints = Constraints(library, max_length=max_length, max_constants=10, units=units)
     policy = Policy(len(library), max_length=max_length, embedding_dim=8, dct_dim=4, n_layers=1,
                     n_heads=1, ff_dim=16, attention="dct", position_encoding="dpe",
                     embedding_std=0.02, parent_sibling=True)
@@ -164,7 +164,7 @@ def test_masks_make_consistent_formulas_common_and_replay_exactly():
 def test_a_known_need_bans_the_variables_of_other_units():
     library = Library(2)
     units = parse_units(**SPRING, feature_names=["k", "x"])
-    constraints = Constraints(library, max_length=16, units=UnitsRule(units))
+    constraints = Constraints(library, max_length=16, max_constants=10, units=UnitsRule(units))
     state = constraints.new_state(1)
     assert constraints.mask(state)[0, library.index("add")]  # the root needs energy
     state.advance(torch.tensor([library.index("add")]))  # so do both sides
@@ -269,7 +269,8 @@ def test_required_features_with_units_never_empty_a_mask():
     library = Library(3)
     units = parse_units(["m", "s", "kg"], "m/s", ["x", "t", "m"])
     units = UnitsRule(units)
-    constraints = Constraints(library, max_length=8, units=units, required_features=[2])
+    constraints = Constraints(library, max_length=8, max_constants=10, units=units,
+                              required_features=[2])
     policy = Policy(len(library), max_length=8, embedding_dim=8, dct_dim=4, n_layers=1,
                     n_heads=1, ff_dim=16, attention="dct", position_encoding="dpe",
                     embedding_std=0.5, parent_sibling=True)
@@ -320,7 +321,8 @@ def test_a_screened_batch_with_a_rejected_formula_keeps_each_fit_with_its_formul
     library = Library(2, unary_operators=("sin", "log"))
     units = parse_units(**SPRING, feature_names=["k", "x"])
     fitter = ConstantFitter(X, y, random_state=0, const_fit_samples=400)
-    scorer = Scorer(fitter, make_reward("bic", y), lambda p: float(np.mean((p - y) ** 2)), X,
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
+    scorer = Scorer(fitter, reward, lambda p: float(np.mean((p - y) ** 2)), X,
                     screen=fitter.screening_fitter(60), units=UnitsRule(units))
     wrong = _expression(library, "add c x0".split())  # kg/s² + a number
     law = _expression(library, "mul c mul x0 mul x1 x1".split())

@@ -18,6 +18,7 @@ from cadsr_sklearn.sampler import Sampler
 from cadsr_sklearn.simplification import simplest_equivalent
 
 from budgets import TINY
+from components import policy_options
 
 N_TREES = 2000
 
@@ -26,8 +27,8 @@ def _sampler(constraints: Constraints, length_prior: float | None = 12) -> Sampl
     """An untrained policy (seeded) behind ``constraints``, with the estimator's priors."""
     library = constraints.library
     torch.manual_seed(0)
-    policy = Policy(len(library), max_length=constraints.max_length, ff_dim=32,
-                    parent_sibling=True)
+    policy = Policy(len(library), **policy_options(max_length=constraints.max_length, ff_dim=32,
+                                                   parent_sibling=True))
     return Sampler(policy, library, constraints,
                    Priors(library, uniform_arity=True, length=length_prior))
 
@@ -45,7 +46,8 @@ def _replays_exactly(sampler: Sampler, batch) -> None:
 @pytest.mark.parametrize("required, max_length", [((1, 3), 32), ((0, 1, 2, 3), 7), ((2,), 14)])
 def test_every_sampled_tree_holds_the_required_features(required, max_length):
     library = Library(4)
-    constraints = Constraints(library, max_length=max_length, required_features=required)
+    constraints = Constraints(library, max_length=max_length, max_constants=10,
+                              required_features=required)
     sampler = _sampler(constraints)
     batch = sampler.sample(N_TREES, torch.Generator().manual_seed(1))
     tokens = {int(library.variable_ids[f]) for f in required}
@@ -55,7 +57,7 @@ def test_every_sampled_tree_holds_the_required_features(required, max_length):
     assert bool(batch.masks.any(dim=2)[batch.valid].all())  # no step had nothing allowed
     _replays_exactly(sampler, batch)
     # the rule is what does it: without it many of these trees lack a required feature
-    free = _sampler(Constraints(library, max_length=max_length))
+    free = _sampler(Constraints(library, max_length=max_length, max_constants=10))
     unconstrained = free.sample(N_TREES, torch.Generator().manual_seed(1)).token_lists()
     assert sum(not tokens <= set(seq) for seq in unconstrained) > N_TREES // 10
 
@@ -63,7 +65,7 @@ def test_every_sampled_tree_holds_the_required_features(required, max_length):
 def test_admits_rejects_a_tree_without_a_required_feature():
     """Pruning filters its edits with ``admits``: an edit that drops x1 is never tried."""
     library = Library(2)
-    constraints = Constraints(library, required_features=[1])
+    constraints = Constraints(library, max_length=32, max_constants=10, required_features=[1])
     names = [["add", "x0", "x1"], ["add", "x0", "x0"], ["sin", "x1"], ["x0"]]
     tokens = [tuple(library.encode(n)) for n in names]
     assert constraints.admits(tokens).tolist() == [True, False, True, False]
@@ -79,9 +81,10 @@ def test_admits_rejects_a_tree_without_a_required_feature():
 ])
 def test_impossible_required_features_raise(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        Constraints(Library(4), **kwargs)
+        Constraints(Library(4), **{"max_length": 32, "max_constants": 10, **kwargs})
     with pytest.raises(ValueError, match="without a binary operator"):
-        Constraints(Library(4, (), ("sin",)), required_features=[0, 1])
+        Constraints(Library(4, (), ("sin",)), max_length=32, max_constants=10,
+                    required_features=[0, 1])
 
 
 def test_simplification_keeps_a_required_feature():
@@ -159,7 +162,7 @@ def test_nesting_helper_counts_per_path():
 def test_every_sampled_tree_obeys_the_nesting_limits():
     library = Library(2)
     limits = {"sin": {"sin": 0, "cos": 0}, "exp": {"exp": 1}, "log": {"exp": 0}}
-    constraints = Constraints(library, nested_constraints=limits)
+    constraints = Constraints(library, max_length=32, max_constants=10, nested_constraints=limits)
     sampler = _sampler(constraints, length_prior=None)  # long trees: deep nesting
     batch = sampler.sample(N_TREES, torch.Generator().manual_seed(2))
     trees = [e.to_tree() for e in batch.expressions(library)]
@@ -173,7 +176,8 @@ def test_every_sampled_tree_obeys_the_nesting_limits():
 
 def test_a_limit_on_trig_operators_replaces_the_trig_ban_for_that_pair():
     library = Library(1, ("add", "mul"), ("sin", "cos"))
-    constraints = Constraints(library, nested_constraints={"sin": {"cos": 1}})
+    constraints = Constraints(library, max_length=32, max_constants=10,
+                              nested_constraints={"sin": {"cos": 1}})
     sampler = _sampler(constraints, length_prior=None)
     batch = sampler.sample(N_TREES, torch.Generator().manual_seed(3))
     trees = [e.to_tree() for e in batch.expressions(library)]
@@ -184,14 +188,14 @@ def test_a_limit_on_trig_operators_replaces_the_trig_ban_for_that_pair():
                        ("cos", "cos"): 0}
     _replays_exactly(sampler, batch)
     # without the limit the built-in rule bans cos below sin
-    plain = Constraints(library)
+    plain = Constraints(library, max_length=32, max_constants=10)
     assert not plain.admits([tuple(library.encode(["sin", "cos", "x0"]))])[0]
     assert constraints.admits([tuple(library.encode(["sin", "cos", "x0"]))])[0]
 
 
 def test_nesting_limits_and_required_features_together():
     library = Library(3)
-    constraints = Constraints(library, max_length=20, required_features=[0, 2],
+    constraints = Constraints(library, max_length=20, max_constants=10, required_features=[0, 2],
                               nested_constraints={"mul": {"mul": 0}, "exp": {"add": 1}})
     sampler = _sampler(constraints)
     batch = sampler.sample(N_TREES, torch.Generator().manual_seed(4))
@@ -213,7 +217,7 @@ def test_bad_nesting_limits_raise(nested, message):
     with pytest.raises(ValueError, match=message):
         CADSRRegressor(**TINY, nested_constraints=nested).fit(X, X[:, 0])
     with pytest.raises(ValueError, match=message):
-        Constraints(Library(2), nested_constraints=nested)
+        Constraints(Library(2), max_length=32, max_constants=10, nested_constraints=nested)
 
 
 def test_nesting_limits_take_pysr_names_and_survive_warm_start():

@@ -119,15 +119,14 @@ def judged_formula(model, symbols, *, unsnapped: bool = False, X=None) -> sympy.
     """
     symbols = [s if isinstance(s, sympy.Symbol) else sympy.Symbol(str(s)) for s in symbols]
     if hasattr(model, "best_expression_"):  # CADSR
-        names = list(getattr(model, "symbol_names_", None) or
-                     [f"x{i}" for i in range(model.n_features_in_)])
+        names = list(model.symbol_names_)
         own = [sympy.Symbol(n) for n in names]
         if not unsnapped:
             formula = model.expression_
         else:
             tree = model.unsnapped_expression_
             formula = tree.to_sympy(names)
-            if getattr(model, "simplify", False):
+            if model.simplify:
                 if X is None:
                     raise ValueError("the unsnapped formula is simplified on the training rows: "
                                      "pass X")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..fitted_front import column_names
 from ..multioutput import outputs_of
 from ..user_input import (UsageError, column_units, estimator_params, nested_constraints,
                           operator_complexity)
@@ -62,12 +63,13 @@ def cmd_demo(args) -> int:
     start = time.perf_counter()
     model.fit(_frame(X[:n_train], names), _series(T[:n_train], "T"))
     seconds = time.perf_counter() - start
+    output = outputs_of(model)[0]  # a 1-D target: one output
     print()
-    print_formula(model)
+    print_formula(output)
     r2 = model.score(_frame(X[n_train:], names), T_true[n_train:])
     print(f"Test R²:    {r2:.6f}  (on {len(X) - n_train} held-out rows, noise-free targets)")
-    print_run(model, seconds)
-    print_front(model)
+    print_run(output, seconds)
+    print_front(output)
 
     L, g = sympy.symbols("L g")
     truth = 2 * sympy.pi * sympy.sqrt(L / g)
@@ -215,17 +217,18 @@ def cmd_fit(args) -> int:
         else:
             warnings.warn_explicit(note.message, note.category, note.filename, note.lineno)
     seconds = time.perf_counter() - start
+    output = outputs_of(model)[0]  # a 1-D target: one output
     print()
-    print_formula(model)
+    print_formula(output)
     print_symbols(model)
     if len(y) > 1:  # R² needs at least two rows
         print(f"Training R²: {model.score(X, y):.6f}")
     if held_out is not None and len(y_held_out) > 1:
         print(f"Held-out R²: {model.score(held_out, y_held_out):.6f}  "
               f"({len(y_held_out)} rows, --validation {args.validation:g})")
-    print_run(model, seconds)
-    print_front(model)
-    print_guesses(model)
+    print_run(output, seconds)
+    print_front(output)
+    print_guesses(output)
     _save_model(model, args.out)
     print(f"\nSaved the model to {args.out}; apply it with: cadsr predict {args.out} NEW_DATA.csv")
     if args.plots:  # on the held-out rows when there are some, saying which rows they are
@@ -352,16 +355,17 @@ def cmd_show(args) -> int:
     model = _load_model(args.model)
     outputs = outputs_of(model)
     if len(outputs) == 1:
-        print_formula(model)
-        print_constants(model)
-        print_run(model)
+        output, = outputs
+        print_formula(output)
+        print_constants(output)
+        print_run(output)
         _print_settings(model)
-        print_front(model)
-        print_guesses(model)
+        print_front(output)
+        print_guesses(output)
         return 0
     _print_settings(model)
-    for j, (output, target) in enumerate(outputs):
-        print(f"\n=== Output {j}: {target} ===\n")
+    for j, output in enumerate(outputs):
+        print(f"\n=== Output {j}: {output.target} ===\n")
         print_formula(output)
         print_constants(output)
         print_run(output)
@@ -372,10 +376,7 @@ def cmd_show(args) -> int:
 
 def _print_settings(model) -> None:
     """The features, their symbols, the operators and the main settings of a saved model."""
-    names = [str(n) for n in getattr(model, "feature_names_in_", [])] or [
-        f"x{i}" for i in range(model.n_features_in_)
-    ]
-    print(f"Features:   {', '.join(names)}")
+    print(f"Features:   {', '.join(column_names(model))}")
     print_symbols(model)
     binary = " ".join(getattr(op, "name", op) for op in model.binary_operators)
     unary = " ".join(getattr(op, "name", op) for op in model.unary_operators)

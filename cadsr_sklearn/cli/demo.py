@@ -13,7 +13,7 @@ __all__ = ["DEMO_MAX_TIME", "DEMO_BATCH_SIZE", "pendulum_data", "matches_truth",
 #: Budget of ``cadsr demo`` in seconds.
 DEMO_MAX_TIME = 60.0
 #: Batch size of ``cadsr demo``: within a minute, many small epochs learn more than
-#: a few large ones.
+#: a few large ones (docs/experiments/policy-options.md, "The demo's batch").
 DEMO_BATCH_SIZE = 250
 
 

@@ -1,7 +1,10 @@
 """What the commands show of a fitted model: formula, symbols, run, Pareto front, plots.
 
 ``cadsr demo``, ``fit`` and ``show`` print the same blocks, in this wording, so
-a model reads the same whichever command shows it.
+a model reads the same whichever command shows it. The blocks about a formula
+take one output of the model (:func:`~cadsr_sklearn.multioutput.outputs_of`:
+its estimator and its fitted front), so a model of several outputs is shown
+one output at a time.
 """
 
 from __future__ import annotations
@@ -9,6 +12,10 @@ from __future__ import annotations
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..multioutput import Output
 
 __all__ = ["print_formula", "print_constants", "print_symbols", "print_run", "print_front",
            "print_guesses", "write_plots"]
@@ -24,15 +31,6 @@ def _pretty(expr) -> str:
     return sympy.pretty(expr, use_unicode=unicode)
 
 
-def _train_r2(model, loss: float) -> float | None:
-    from ..display import r2_from_loss
-
-    variance = getattr(model, "y_variance_", None)
-    if variance is None or not variance > 0:
-        return None
-    return r2_from_loss(loss, variance)
-
-
 def print_symbols(model) -> None:
     """Which symbol stands for which column, where a column name is not one."""
     symbols = getattr(model, "symbol_names_", None)
@@ -44,28 +42,27 @@ def print_symbols(model) -> None:
         print(f"Symbols:    {', '.join(renamed)}  (column names that cannot be symbols)")
 
 
-def print_formula(model) -> None:
+def print_formula(output: Output) -> None:
     """The chosen formula, drawn and in LaTeX, and its complexity."""
     from ..display import DISPLAY_DIGITS
 
+    front = output.front
     print("Discovered formula:\n")
-    print(_pretty(model.sympy(precision=DISPLAY_DIGITS)))
-    print(f"\nLaTeX:      {model.latex()}")
-    nodes = "nodes by operator_complexity" if model.operator_complexity else "nodes"
-    print(f"Complexity: {model.best_expression_.complexity}  (k = {nodes} + fitted constants)")
-    if getattr(model, "units_", None) is not None:
-        print(f"Units:      {model.units_}")
+    print(_pretty(front.sympy(precision=DISPLAY_DIGITS)))
+    print(f"\nLaTeX:      {front.latex()}")
+    nodes = "nodes by operator_complexity" if output.estimator.operator_complexity else "nodes"
+    print(f"Complexity: {front.chosen.expression.complexity}  (k = {nodes} + fitted constants)")
+    if front.units() is not None:
+        print(f"Units:      {front.units()}")
 
 
-def print_constants(model) -> None:
+def print_constants(output: Output) -> None:
     """The chosen formula's constants, the rows of ``constants_``: each number the formula
     shows with its standard error and 95 % interval, then those fixed to simple numbers
-    with the value and interval the fit gave them before (nothing for several outputs)."""
+    with the value and interval the fit gave them before."""
     from ..front import constant_rows
 
-    if "estimators_" in vars(model):  # a model of several outputs: none here
-        return
-    rows = constant_rows(next(row for row in model.pareto_front_ if row.selected))
+    rows = constant_rows(output.front.chosen)
     if not rows:
         print("Constants:  none")
         return
@@ -88,48 +85,48 @@ def _interval(value: float | None, low: float, high: float) -> str:
     return ends if value is None else f"{value:.6g} {ends}"
 
 
-def print_front(model) -> None:
+def print_front(output: Output) -> None:
     """The Pareto front, one row per formula, the chosen one marked."""
-    from ..plotting import front_rows  # no matplotlib needed
-
-    rows = front_rows(model)
-    with_r2 = _train_r2(model, 0.0) is not None
+    front = output.front
+    rows = sorted(front.marked, key=lambda r: r.complexity)
+    with_r2 = front.r2(0.0) is not None
     print("\nPareto front (* = chosen by model_selection; training loss = MSE; "
           "row: cadsr predict --index ROW):")
     header = "  row    k  train MSE" + ("    train R²" if with_r2 else "") + "  formula"
     print(header)
     for index, row in enumerate(rows):
         mark = "*" if row.selected else " "
-        r2 = f"  {_train_r2(model, row.loss):10.6f}" if with_r2 else ""
+        r2 = f"  {front.r2(row.loss):10.6f}" if with_r2 else ""
         print(f"  {index:3d} {mark} {row.complexity:3d}  {row.loss:.3e}{r2}  {row.formula}")
 
 
-def print_guesses(model) -> None:
+def print_guesses(output: Output) -> None:
     """The formulas of ``--guess`` fitted, and whether the chosen formula beats each on
     the criterion (nothing without guesses)."""
     from ..guesses import verdict
 
-    guesses = getattr(model, "guesses_", None)
-    if not guesses or "estimators_" in vars(model):  # a model of several outputs: none here
+    front = output.front
+    if not front.guesses:
         return
-    chosen = next(row for row in model.pareto_front_ if row.selected)
-    with_r2 = _train_r2(model, 0.0) is not None
+    chosen = front.chosen
+    with_r2 = front.r2(0.0) is not None
     print("\nYour guesses (--guess), fitted and scored as the search's formulas:")
     print("  guess    k  train MSE" + ("    train R²" if with_r2 else "")
           + "  formula (as written)")
-    for index, guess in enumerate(guesses):
-        r2 = f"  {_train_r2(model, guess.loss):10.6f}" if with_r2 else ""
+    for index, guess in enumerate(front.guesses):
+        r2 = f"  {front.r2(guess.loss):10.6f}" if with_r2 else ""
         print(f"  {index:5d} {guess.complexity:4d}  {guess.loss:.3e}{r2}  {guess.formula}  "
               f"({guess.guess})")
         print(f"        {verdict(chosen, guess)}")
 
 
-def print_run(model, seconds: float | None = None) -> None:
+def print_run(output: Output, seconds: float | None = None) -> None:
     """Epochs, expressions scored, time, device and why the search stopped.
 
     ``seconds`` is the time the command measured; without it (``cadsr show``),
-    the time of the last epoch in the model's history.
+    the time of the last epoch in the output's history.
     """
+    model = output.estimator  # its search's record
     took = (
         seconds if seconds is not None else (model.history_[-1]["time"] if model.history_ else 0.0)
     )
