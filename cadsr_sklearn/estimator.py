@@ -32,7 +32,8 @@ from .library import DEFAULT_BINARY, DEFAULT_UNARY
 from .multioutput import each_output, fit_outputs, target_columns
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, required_columns
 from .progress import Progress
-from .guesses import GuessRow, formula_row, guess_rows, seed_search
+from .front import GuessRow
+from .guesses import formula_row, guess_rows, seed_search
 from .rewards import sample_size
 from .run import check_found, run
 from .search import build_search

@@ -42,7 +42,7 @@ TARGETS = ("numpy", "torch", "jax", "python", "c")
 class FormulaUnits:
     """The physical units an export states, so that none drops them silently: each
     feature's as the user wrote them, and the formula's
-    (:func:`~cadsr_sklearn.units.describe_units`)."""
+    (:func:`~cadsr_sklearn.unit_check.describe_units`)."""
 
     features: tuple[str, ...]
     formula: str

@@ -31,7 +31,8 @@ from .display import (DISPLAY_DIGITS, check_precision, column_labels, r2_from_lo
                       round_floats, rounded_latex)
 from .front import CONSTANT_COLUMNS, FrontRow, as_table, constant_rows, row_position
 from .selection import chosen_row
-from .units import Units, describe_units
+from .unit_check import describe_units
+from .units import Units
 
 __all__ = ["FittedFront", "column_names"]
 

@@ -81,7 +81,7 @@ from ._version import __version__
 from .custom_operators import Operator
 from .expression import Expression
 from .front import FrontRow
-from .guesses import GuessRow
+from .front import GuessRow
 from .library import Library
 from .multioutput import JoinedOutputs, Output, outputs_of
 from .shown_constants import FixedConstant, ShownConstants

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -41,7 +41,7 @@ from .uncertainty import ConstantUncertainty, constant_uncertainty
 
 __all__ = ["FrontRow", "FrontReport", "report_front", "front_row", "formula", "as_table",
            "row_position", "candidate_rows", "CANDIDATE_COLUMNS",
-           "constant_rows", "CONSTANT_COLUMNS", "SearchRecord",
+           "constant_rows", "CONSTANT_COLUMNS", "GuessRow", "verdict", "SearchRecord",
            "record_search", "constant_target"]
 
 
@@ -242,6 +242,32 @@ def constant_rows(row: FrontRow, level: float = 0.95) -> list[dict]:
 
 
 # ------------------------------------------------------------- what a fit keeps
+@dataclass(frozen=True)
+class GuessRow(FrontRow):
+    """A formula the user wrote, fitted and scored as the search's own: a row of the
+    front's kind (complexity, loss, R², reward, criterion, constants with their standard
+    errors…), and the formula as it was written."""
+
+    guess: str = ""  # as written (a SymPy expression's text)
+
+    @classmethod
+    def of(cls, row: FrontRow, guess: str) -> "GuessRow":
+        return cls(**{f.name: getattr(row, f.name) for f in fields(FrontRow)}, guess=guess)
+
+    def record(self) -> dict:
+        return {"guess": self.guess, **super().record()}
+
+
+def verdict(chosen: FrontRow, guess: FrontRow) -> str:
+    """Whether the chosen formula beats the guess on the criterion, in words."""
+    scores = f"criterion {chosen.criterion:.6g} vs {guess.criterion:.6g}"
+    if math.isclose(chosen.criterion, guess.criterion, rel_tol=1e-9, abs_tol=1e-9):
+        return f"the chosen formula ties with it ({scores})"
+    if chosen.criterion > guess.criterion:
+        return f"the chosen formula beats it ({scores})"
+    return f"it beats the chosen formula ({scores})"
+
+
 @dataclass(frozen=True)
 class SearchRecord:
     """What the estimator keeps of a finished search: the report of its front, the row each

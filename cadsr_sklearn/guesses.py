@@ -12,17 +12,16 @@ update, the hall of fame, and τ* when the criterion ranks it highest: a
 search can only end with something the criterion ranks at least as high as
 the best guess.
 
-Each guess is reported as a :class:`GuessRow` (:func:`guess_rows`, the
-estimator's ``guesses_``): the front's record of it, with the text as written,
-so that the discovered law can be compared with the user's on the criterion
-that chose it (:func:`verdict`). :func:`formula_row` scores one formula on
+Each guess is reported as a :class:`~cadsr_sklearn.front.GuessRow`
+(:func:`guess_rows`, the estimator's ``guesses_``): the front's record of it,
+with the text as written, so that the discovered law can be compared with the
+user's on the criterion that chose it (:func:`~cadsr_sklearn.front.verdict`). :func:`formula_row` scores one formula on
 other data in the same way (the estimator's ``score_formula``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
 from typing import Sequence
 
 import numpy as np
@@ -31,29 +30,12 @@ import torch
 from .constraints import Constraints
 from .expression import Expression
 from .formula_parser import formula_text, parse_formula
-from .front import FrontRow, front_row
+from .front import GuessRow, front_row
 from .scoring import Candidate, Scorer
 from .search import Search, build_library, build_scoring
 from .settings import SearchSettings
 
-__all__ = ["GuessRow", "guess_expressions", "rejection", "seed_search", "guess_rows",
-           "formula_row", "verdict"]
-
-
-@dataclass(frozen=True)
-class GuessRow(FrontRow):
-    """A formula the user wrote, fitted and scored as the search's own: a row of the
-    front's kind (complexity, loss, R², reward, criterion, constants with their standard
-    errors…), and the formula as it was written."""
-
-    guess: str = ""  # as written (a SymPy expression's text)
-
-    @classmethod
-    def of(cls, row: FrontRow, guess: str) -> "GuessRow":
-        return cls(**{f.name: getattr(row, f.name) for f in fields(FrontRow)}, guess=guess)
-
-    def record(self) -> dict:
-        return {"guess": self.guess, **super().record()}
+__all__ = ["guess_expressions", "rejection", "seed_search", "guess_rows", "formula_row"]
 
 
 def guess_expressions(guesses: Sequence | None, names: Sequence[str],
@@ -179,16 +161,6 @@ def formula_row(formula, settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                                  simplify=settings.report.simplify, y_variance=scoring.y_variance,
                                  fitted_rows=scoring.final_scorer.fitted_rows),
                       formula_text(formula))
-
-
-def verdict(chosen: FrontRow, guess: FrontRow) -> str:
-    """Whether the chosen formula beats the guess on the criterion, in words."""
-    scores = f"criterion {chosen.criterion:.6g} vs {guess.criterion:.6g}"
-    if math.isclose(chosen.criterion, guess.criterion, rel_tol=1e-9, abs_tol=1e-9):
-        return f"the chosen formula ties with it ({scores})"
-    if chosen.criterion > guess.criterion:
-        return f"the chosen formula beats it ({scores})"
-    return f"it beats the chosen formula ({scores})"
 
 
 def _labels(guesses: Sequence | None) -> list[str]:

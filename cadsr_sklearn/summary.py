@@ -46,7 +46,7 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 
 from .display import DISPLAY_DIGITS, html_text, shortened
 from .fitted_front import FittedFront
-from .guesses import verdict
+from .front import verdict
 from .multioutput import Output, outputs_of
 from .selection import SelectionError
 

@@ -15,7 +15,7 @@ It is
   sibling's token fixes units (``sqrt(…)·(… + …)``) the pair is left to the
   final check;
 * ``FREE`` — unconstrained: below a node left so, or beside the overall
-  factor (see :mod:`cadsr_sklearn.units`).
+  factor (see :mod:`cadsr_sklearn.unit_check`).
 
 The mask at a node with a KNOWN need u allows a variable only if it is in u, a
 constant, the literal ``1``, a function and ``pow`` only if u is dimensionless
@@ -24,7 +24,7 @@ units), and every operator that can produce u from its arguments. Every
 quantity is a function of the partial tree, so re-scoring a tree rebuilds the
 masks it was sampled under. Where no token is left (u is out of reach within
 the length) the rule yields, as the length rules do, and the tree is marked;
-:func:`~cadsr_sklearn.units.check_units`, run on every finished formula before
+:func:`~cadsr_sklearn.unit_check.check_units`, run on every finished formula before
 its constants are fitted, rejects it and the ties the masks left open.
 """
 
@@ -34,7 +34,8 @@ import numpy as np
 import torch
 
 from .library import Library
-from .units import Units, token_unit_rules
+from .unit_check import token_unit_rules
+from .units import EXPONENT_TOLERANCE, Units
 
 __all__ = ["UnitTables", "UnitTracker"]
 
@@ -46,7 +47,6 @@ _CODES = {"variable": VARIABLE, "dimensionless": DIMENSIONLESS, "constant": CONS
 KNOWN, LINKED, FREE = 0, 1, 2
 # What is known of a node's units once its token is chosen
 UNKNOWN, FIXED, SOLVED = 0, 1, 2  # SOLVED: the overall factor, or a product with it
-_TOLERANCE = 1e-9
 
 #: Exponents are tracked in quarters (``sqrt`` halves them, twice at most in a
 #: short formula); the sizes of the smallest subtrees are tabulated up to this many nodes.
@@ -379,9 +379,9 @@ class UnitTracker:
         """Fewest nodes (B, V) of a subtree with units ``need`` (B, D) rooted at each token."""
         tab = self.tables
         total, product, quotient = tab.reach.lookup(need)  # (B,) each
-        dimensionless = (need.abs() < _TOLERANCE).all(dim=1, keepdim=True)  # (B, 1)
+        dimensionless = (need.abs() < EXPONENT_TOLERANCE).all(dim=1, keepdim=True)  # (B, 1)
         matches = ((need.unsqueeze(1) - tab.exponents.unsqueeze(0)).abs()
-                   < _TOLERANCE).all(dim=2)  # (B, V)
+                   < EXPONENT_TOLERANCE).all(dim=2)  # (B, V)
         factor = on_top_chain.unsqueeze(1) & tab.dimensional_constant  # (B, 1)
         cost = torch.full(matches.shape, _UNREACHABLE, dtype=torch.long, device=need.device)
         kind = tab.kind.unsqueeze(0).expand_as(cost)

@@ -1,7 +1,7 @@
 """The data's physical units as one rule of the search.
 
 A search given units (``X_units``, ``y_units``) returns only dimensionally
-consistent formulas (:mod:`cadsr_sklearn.units` says what that means). The rule
+consistent formulas (:mod:`cadsr_sklearn.unit_check` says what that means). The rule
 acts at four points of the search, and each asks this one object:
 
 * **the mask** — while trees grow, a node may only take a token that can still give
@@ -27,7 +27,8 @@ import torch
 from .expression import Expression
 from .library import Library
 from .unit_masks import UnitTables
-from .units import UnitCheck, Units, check_units
+from .unit_check import UnitCheck, check_units
+from .units import Units
 
 __all__ = ["UnitsRule", "UNITS_PRIOR_WEIGHT"]
 

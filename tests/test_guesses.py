@@ -11,7 +11,8 @@ from sklearn.exceptions import NotFittedError
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.formula_parser import parse_formula
-from cadsr_sklearn.guesses import GuessRow, seed_search
+from cadsr_sklearn.front import GuessRow
+from cadsr_sklearn.guesses import seed_search
 from cadsr_sklearn.library import DEFAULT_BINARY, Library
 from cadsr_sklearn.search import build_search
 from cadsr_sklearn.settings import SearchSettings

@@ -16,7 +16,8 @@ from cadsr_sklearn.library import Library
 from cadsr_sklearn.policy import Policy
 from cadsr_sklearn.priors import Priors
 from cadsr_sklearn.sampler import Sampler
-from cadsr_sklearn.units import check_units, data_units, describe_units, parse_units
+from cadsr_sklearn.unit_check import check_units, describe_units
+from cadsr_sklearn.units import data_units, parse_units
 from cadsr_sklearn.units_rule import UnitsRule
 
 # U = k x² / 2: a spring's energy (I.14.4 of AI-Feynman)

@@ -103,7 +103,7 @@ def print_front(output: Output) -> None:
 def print_guesses(output: Output) -> None:
     """The formulas of ``--guess`` fitted, and whether the chosen formula beats each on
     the criterion (nothing without guesses)."""
-    from ..guesses import verdict
+    from ..front import verdict
 
     front = output.front
     if not front.guesses:
