@@ -1,9 +1,9 @@
 """cadsr-sklearn: Complexity-Aware Deep Symbolic Regression as a scikit-learn regressor."""
 
 from ._version import __version__
-from .custom_operators import Operator, register_operator
-from .expression import Expression
-from .library import Library
+from .expressions.custom_operators import Operator, register_operator
+from .expressions.expression import Expression
+from .expressions.library import Library
 
 __all__ = ["__version__", "CADSRRegressor", "Expression", "Library", "Operator",
            "SmallDataWarning", "register_operator"]

@@ -2,12 +2,12 @@
 
 The estimator holds the parameters and ``fit``, which does four things:
 validate the input (:mod:`cadsr_sklearn.validation`), build the search or take
-up the one to continue (:mod:`cadsr_sklearn.search`,
-:mod:`cadsr_sklearn.continuation`), run it (:mod:`cadsr_sklearn.run`), and
-keep the record of its front (:mod:`cadsr_sklearn.front`); a 2-D ``y`` is one
+up the one to continue (:mod:`cadsr_sklearn.search.build`,
+:mod:`cadsr_sklearn.search.continuation`), run it (:mod:`cadsr_sklearn.search.session`), and
+keep the record of its front (:mod:`cadsr_sklearn.front.rows`); a 2-D ``y`` is one
 such fit per column (:mod:`cadsr_sklearn.multioutput`). What reads the fit
 (``expression_``, ``predict``, ``sympy``…) is :mod:`cadsr_sklearn.fitted_model`,
-and ``print`` :mod:`cadsr_sklearn.summary`. The parameters' constraints and
+and ``print`` :mod:`cadsr_sklearn.reporting.summary`. The parameters' constraints and
 the paper's settings are in :mod:`cadsr_sklearn.parameters`.
 """
 
@@ -21,26 +21,26 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._version import __version__
-from .checkpoint import data_fingerprint
-from .continuation import SearchSaver, continued_search
-from .devices import resolve_device
-from .display import symbol_names, target_names
-from .fitted_front import column_names
+from .search.checkpoint import data_fingerprint
+from .search.continuation import SearchSaver, continued_search
+from .search.devices import resolve_device
+from .expressions.notation import symbol_names, target_names
+from .front.fitted import column_names
 from .fitted_model import FittedModelMixin
-from .front import constant_target, record_search
-from .library import DEFAULT_BINARY, DEFAULT_UNARY
+from .front.rows import constant_target, record_search
+from .expressions.library import DEFAULT_BINARY, DEFAULT_UNARY
 from .multioutput import each_output, fit_outputs, target_columns
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, required_columns
-from .progress import Progress
-from .front import GuessRow
-from .guesses import formula_row, guess_rows, seed_search
-from .rewards import sample_size
-from .run import check_found, run
-from .search import build_search
+from .reporting.progress import Progress
+from .front.rows import GuessRow
+from .search.guesses import formula_row, guess_rows, seed_search
+from .scoring.rewards import sample_size
+from .search.session import check_found, run_session
+from .search.build import build_search
 from .settings import SearchSettings
-from .summary import FittedDisplay
-from .units import data_units
-from .units_rule import UnitsRule
+from .reporting.summary import FittedDisplay
+from .units.quantities import data_units
+from .units.rule import UnitsRule
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
                          frequency_weighted, warn_if_small, with_numeric_hint)
 
@@ -155,7 +155,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     length_prior : float or None, default=12
         Location L of a soft length prior on the logits: an operator that would
         make the tree larger than L nodes gets a log-weight of
-        −½((size − L)/(L/4))² (:mod:`cadsr_sklearn.priors`). ``None`` is off
+        −½((size − L)/(L/4))² (:mod:`cadsr_sklearn.sampling.priors`). ``None`` is off
         (the paper). Raise it when the law is expected to be long.
     policy : {"grpo", "risk_seeking"}, default="grpo"
         GRPO update (the paper) or the plain rank-weighted risk-seeking policy
@@ -220,7 +220,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         features' symbols (:attr:`symbol_names_`), or SymPy expressions in
         them (see :ref:`your-own-guesses`). Before the first epoch each is
         written as a tree of the search's tokens (numbers become constants
-        fitted from the value written; :mod:`cadsr_sklearn.formula_parser`),
+        fitted from the value written; :mod:`cadsr_sklearn.expressions.formula_parser`),
         fitted and scored as every sampled formula, and put in the replay
         buffer, the hall of fame and τ* if the ``criterion`` ranks it best:
         the policy learns from it from the first update, and the answer is
@@ -233,14 +233,14 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         evaluates it as Python: pass only text you trust.
     prune : bool, default=True
         After the search, improve τ* by greedy node-removing edits, refitted,
-        while the ``criterion`` rises (:mod:`cadsr_sklearn.pruning`): dead
+        while the ``criterion`` rises (:mod:`cadsr_sklearn.search.refinement.pruning`): dead
         weight such as ``2.718**x - exp(x)`` goes. Not in the paper; ``False``
         returns the sampled τ* as it is.
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
         0 or to nearby simple numbers (p/q of two-digit numbers, 2π, 4π², √2…)
         when that raises the ``criterion`` and passes the profile-likelihood BIC
-        test (:mod:`cadsr_sklearn.snapping`): ``x0 - 0.99647`` becomes ``x0 - 1``
+        test (:mod:`cadsr_sklearn.search.refinement.snapping`): ``x0 - 0.99647`` becomes ``x0 - 1``
         where the data cannot tell them apart. Not in the paper; ``False``
         keeps every constant as fitted (as :attr:`unsnapped_expression_` does).
     model_selection : {"reward", "accuracy", "score", "cv"}, default="reward"
@@ -255,7 +255,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     simplify : bool, default=True
         Report each formula (:attr:`expression_`, ``equations_``) in the
         shortest SymPy form that predicts what its tree predicts on the training
-        rows to within round-off (:mod:`cadsr_sklearn.simplification`):
+        rows to within round-off (:mod:`cadsr_sklearn.front.simplification`):
         ``cos(u + 1.5707963267949)`` is ``-sin(u)``. ``predict`` always
         evaluates the tree. ``False`` reports the tree as SymPy reads it.
     device : str, default="auto"
@@ -270,7 +270,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     verbose : int, default=0
         0 is silent; 1 shows a progress bar with the best formula, its training
         R² and complexity; 2 also prints the current Pareto front every few
-        seconds (:mod:`cadsr_sklearn.progress`).
+        seconds (:mod:`cadsr_sklearn.reporting.progress`).
     warm_start : bool, default=False
         When True, a second ``fit`` continues the search of the first (policy,
         optimizer, replay buffer, hall of fame, τ*, random generators) instead
@@ -318,7 +318,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         are read from the fitted front by the current ``model_selection`` (see
         :attr:`selections_`), and cannot be assigned.
     pareto_front_ : list of FrontRow
-        The same rows as typed records (:class:`~cadsr_sklearn.front.FrontRow`)
+        The same rows as typed records (:class:`~cadsr_sklearn.front.rows.FrontRow`)
         with the covariance of the tree's constants (``uncertainty``) and of
         those its formula shows (``constants``), and the tree before snapping:
         what programs read, where ``equations_`` is the table people read.
@@ -395,12 +395,12 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     guesses_ : list of GuessRow
         Each of ``guesses`` with its constants fitted, scored on the
         ``criterion`` as the search scored it, to compare with
-        :attr:`pareto_front_` (:class:`~cadsr_sklearn.guesses.GuessRow`, a
-        :class:`~cadsr_sklearn.front.FrontRow` with the ``guess`` as written).
+        :attr:`pareto_front_` (:class:`~cadsr_sklearn.search.guesses.GuessRow`, a
+        :class:`~cadsr_sklearn.front.rows.FrontRow` with the ``guess`` as written).
         Empty without guesses, and for a constant target.
     search_state_ : bytes or None
         With ``warm_start``, the whole search as it stopped, which the next
-        ``fit`` continues (:mod:`cadsr_sklearn.checkpoint`); None otherwise.
+        ``fit`` continues (:mod:`cadsr_sklearn.search.checkpoint`); None otherwise.
     """
 
     _parameter_constraints: dict = PARAMETER_CONSTRAINTS
@@ -594,10 +594,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         saver = SearchSaver(self.checkpoint, self.checkpoint_every, fingerprint, self.warm_start,
                             self.symbol_names_)
         self.search_state_ = None
-        result = run(search, saver, partial(Progress, self.n_epochs, self.max_time, self.verbose,
-                                            search.y_variance, self.symbol_names_, X,
-                                            target=names[0]),
-                     self.device_)
+        progress = partial(Progress, self.n_epochs, self.max_time, self.verbose,
+                           search.y_variance, self.symbol_names_, X, target=names[0])
+        result = run_session(search, saver, progress, self.device_)
         self.search_state_ = saver.state
         check_found(result, search)
 
@@ -644,7 +643,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         formulas, to set beside :attr:`pareto_front_`.
 
         The formula is read as ``guesses`` are (numbers are constants fitted from
-        the value written; see :mod:`cadsr_sklearn.formula_parser`), with this
+        the value written; see :mod:`cadsr_sklearn.expressions.formula_parser`), with this
         model's operators, reward, ``criterion`` and constant fitter (seeded as
         ``fit`` seeds it, so on the training data a guess scores as in
         :attr:`guesses_`). The sampler's limits do not apply: nothing is sampled.

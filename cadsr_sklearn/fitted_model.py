@@ -8,7 +8,7 @@ model rather than fitting one: the chosen formula's attributes
 (:meth:`~FittedModelMixin.sympy`, :meth:`~FittedModelMixin.latex`), exported
 (:meth:`~FittedModelMixin.export`), reported and written to or read from a
 formula file, or unpickled. Each reads the fitted front of each output
-(:class:`~cadsr_sklearn.fitted_front.FittedFront`) through one helper that
+(:class:`~cadsr_sklearn.front.fitted.FittedFront`) through one helper that
 maps over the outputs (:func:`~cadsr_sklearn.multioutput.each_output`): one
 value for a model of one output, a list for a model of several, with no
 branch of its own. The estimator itself (:mod:`cadsr_sklearn.estimator`)
@@ -26,10 +26,10 @@ import sympy
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._version import __version__
-from .display import DISPLAY_DIGITS
-from .expression import Expression
-from .fitted_front import FittedFront
-from .front import FrontRow
+from .expressions.notation import DISPLAY_DIGITS
+from .expressions.expression import Expression
+from .front.fitted import FittedFront
+from .front.rows import FrontRow
 from .multioutput import Output, each_output
 from .validation import with_numeric_hint
 
@@ -142,7 +142,7 @@ class FittedModelMixin:
         With ``precision``, its floats are rounded for reading: to ``precision``
         significant digits, or as many more as it takes for the rounded form to
         predict what the formula predicts on the training rows (see
-        :mod:`cadsr_sklearn.display`). By default they are exact.
+        :mod:`cadsr_sklearn.expressions.notation`). By default they are exact.
         """
         return self._each_output(lambda output, i: output.front.sympy(i, precision), index)
 
@@ -162,10 +162,10 @@ class FittedModelMixin:
         What is exported is the tree :meth:`predict` evaluates, with its
         constants at full precision and the same order of operations and NaN/inf
         semantics, so each export agrees with ``predict`` to round-off (see
-        :mod:`cadsr_sklearn.export`), except that ``predict`` reports a
+        :mod:`cadsr_sklearn.reporting.export`), except that ``predict`` reports a
         non-finite value as NaN where an export keeps the arithmetic's inf.
         Features are in the column order of ``fit``. The functions of
-        :mod:`cadsr_sklearn.export` export any :class:`~cadsr_sklearn.Expression`.
+        :mod:`cadsr_sklearn.reporting.export` export any :class:`~cadsr_sklearn.Expression`.
 
         Parameters
         ----------
@@ -179,11 +179,11 @@ class FittedModelMixin:
             After a fit with units, each states them: the sources in comments
             and docstrings (each column's units and the formula's), the
             functions and the module in a ``units`` attribute
-            (:class:`~cadsr_sklearn.export.FormulaUnits`).
+            (:class:`~cadsr_sklearn.reporting.export.FormulaUnits`).
         index : int, optional
             Row of :attr:`equations_` to export instead of the selected one.
         """
-        from .export import TARGETS  # imports torch: only when a formula is exported
+        from .reporting.export import TARGETS  # imports torch: only when a formula is exported
 
         if target not in TARGETS:
             raise ValueError(f"target must be one of {list(TARGETS)}, got {target!r}.")
@@ -193,8 +193,8 @@ class FittedModelMixin:
         """Write one self-contained HTML page about the fit to ``path``: the chosen
         formula and the front (MathML), the constants, the plots (inline SVG, the
         predicted-vs-true one on ``X, y`` when given, described as ``data_name``), the
-        data and the settings; see :mod:`cadsr_sklearn.html_report`. Returns the path."""
-        from .html_report import write_report
+        data and the settings; see :mod:`cadsr_sklearn.reporting.html_report`. Returns the path."""
+        from .reporting.html_report import write_report
 
         check_is_fitted(self, "selections_")
         return write_report(self, path, X, y, data_name=data_name)
@@ -207,12 +207,12 @@ class FittedModelMixin:
         the front (its text, SymPy form, tree, constants with their
         covariance, complexity, loss, criterion), the row each rule of
         ``model_selection`` chooses, the guesses, the search's history and the
-        parameters (see :mod:`cadsr_sklearn.formula_file`). Unlike a pickle,
+        parameters (see :mod:`cadsr_sklearn.reporting.formula_file`). Unlike a pickle,
         reading it runs no code: it is the format to share a model in. A custom
         operator is written by name; whoever loads the file registers it under
         that name (:func:`~cadsr_sklearn.register_operator`). Returns the path.
         """
-        from .formula_file import write_formula_file
+        from .reporting.formula_file import write_formula_file
 
         check_is_fitted(self, "selections_")
         write_formula_file(self, path)
@@ -229,7 +229,7 @@ class FittedModelMixin:
         (a pickle or joblib file is refused unread), one from a later schema,
         or one whose formulas use an operator that is not registered.
         """
-        from .formula_file import load_model
+        from .reporting.formula_file import load_model
 
         return load_model(path, cls)
 

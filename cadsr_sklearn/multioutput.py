@@ -9,7 +9,7 @@ attributes of :data:`PER_OUTPUT` as lists over them.
 Every view of a fitted model walks its outputs the same way, one output or
 several: :func:`outputs_of` gives each output's :class:`Output` (its
 one-output estimator, and its front as a
-:class:`~cadsr_sklearn.fitted_front.FittedFront` read by the model's
+:class:`~cadsr_sklearn.front.fitted.FittedFront` read by the model's
 ``model_selection``), and :func:`each_output` maps a view over them, giving a
 value for a model of one output and a list for a model of several (which is
 how the estimator's ``expression_``, ``predict``, ``sympy``… become lists).
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from .fitted_front import FittedFront
+from .front.fitted import FittedFront
 
 __all__ = ["PER_OUTPUT", "fit_outputs", "JoinedOutputs", "Output", "outputs_of",
            "each_output", "target_columns"]

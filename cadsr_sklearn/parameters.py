@@ -20,10 +20,10 @@ import numpy as np
 import torch
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .policy import ATTENTIONS, POSITION_ENCODINGS
-from .rewards import BIC_VARIANCES, CRITERIA, LIKELIHOODS, REWARDS
-from .selection import RULES
-from .training import POLICY_UPDATES
+from .sampling.policy import ATTENTIONS, POSITION_ENCODINGS
+from .scoring.rewards import BIC_VARIANCES, CRITERIA, LIKELIHOODS, REWARDS
+from .front.selection import RULES
+from .search.training import POLICY_UPDATES
 
 __all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "required_columns"]
 
@@ -100,7 +100,7 @@ def required_columns(required_features, names: list[str]) -> tuple[int, ...]:
     sees them, pandas column names or ``x0, x1, …``) or an integer column index.
 
     ValueError for an unknown name, an index out of range or a feature given twice.
-    Whether the trees can hold them all is :class:`~cadsr_sklearn.constraints.Constraints`'
+    Whether the trees can hold them all is :class:`~cadsr_sklearn.sampling.constraints.Constraints`'
     check, which knows ``max_length`` and the operators.
     """
     if required_features is None:

@@ -26,9 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from .constraints import nesting_limits
-from .library import canonical_operators, check_operator_complexity, check_operators, operator_names
-from .policy import Policy
+from .sampling.constraints import nesting_limits
+from .expressions.library import (canonical_operators, check_operator_complexity, check_operators,
+                                  operator_names)
+from .sampling.policy import Policy
 
 __all__ = ["SearchSettings", "LibrarySettings", "PolicySettings", "SamplingSettings",
            "ScoringSettings", "TrainingConfig", "ReportSettings"]
@@ -41,7 +42,7 @@ def _from_params(record: type, params: Mapping[str, Any]):
 
 @dataclass(frozen=True)
 class LibrarySettings:
-    """The token library (:class:`~cadsr_sklearn.library.Library`)."""
+    """The token library (:class:`~cadsr_sklearn.expressions.library.Library`)."""
 
     binary_operators: Sequence
     unary_operators: Sequence
@@ -52,7 +53,7 @@ class LibrarySettings:
 
 @dataclass(frozen=True)
 class PolicySettings:
-    """The policy's architecture (:class:`~cadsr_sklearn.policy.Policy`'s keywords)."""
+    """The policy's architecture (:class:`~cadsr_sklearn.sampling.policy.Policy`'s keywords)."""
 
     max_length: int  # ν, the most nodes of a tree
     embedding_dim: int  # E (the paper's r)
@@ -69,8 +70,8 @@ class PolicySettings:
 @dataclass(frozen=True)
 class SamplingSettings:
     """What the sampler keeps to: the hard constraints
-    (:class:`~cadsr_sklearn.constraints.Constraints`) and the priors on the logits
-    (:class:`~cadsr_sklearn.priors.Priors`)."""
+    (:class:`~cadsr_sklearn.sampling.constraints.Constraints`) and the priors on the logits
+    (:class:`~cadsr_sklearn.sampling.priors.Priors`)."""
 
     max_length: int
     max_constants: int | str  # an integer or "auto" (scoring.constant_cap)
@@ -83,8 +84,8 @@ class SamplingSettings:
 @dataclass(frozen=True)
 class ScoringSettings:
     """How formulas are fitted and judged: the constant fitter
-    (:class:`~cadsr_sklearn.constants.ConstantFitter`), the reward R(τ) and the
-    criterion (:func:`~cadsr_sklearn.rewards.make_reward`), on a row batch of a large table."""
+    (:class:`~cadsr_sklearn.scoring.constant_fitter.ConstantFitter`), the reward R(τ) and the
+    criterion (:func:`~.rewards.make_reward`), on a row batch of a large table."""
 
     reward: str
     criterion: str
@@ -100,8 +101,8 @@ class ScoringSettings:
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """Settings of the search loop (:func:`~cadsr_sklearn.training.run_search`) and of
-    the refinement after it (:func:`~cadsr_sklearn.refinement.refine`)."""
+    """Settings of the search loop (:func:`~cadsr_sklearn.search.training.run_loop`) and of
+    the refinement after it (:func:`~cadsr_sklearn.search.refinement.stage.refine`)."""
 
     batch_size: int  # B
     oversampling: float  # γ
@@ -134,7 +135,7 @@ class TrainingConfig:
 
 @dataclass(frozen=True)
 class ReportSettings:
-    """How a fitted front is reported (:func:`~cadsr_sklearn.front.record_search`)."""
+    """How a fitted front is reported (:func:`~cadsr_sklearn.front.rows.record_search`)."""
 
     simplify: bool  # each formula in its shortest equal form
     model_selection: str  # the row marked selected; "cv" also computes the cv errors

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight
 
-from .scoring import MIN_RESIDUAL_DOF, ROWS_PER_CONSTANT, constant_cap, fittable_constants
+from .scoring.scorer import MIN_RESIDUAL_DOF, ROWS_PER_CONSTANT, constant_cap, fittable_constants
 
 __all__ = ["SmallDataWarning", "check_numeric_target", "with_numeric_hint",
            "frequency_weighted", "check_target_scale", "warn_if_small"]
@@ -112,7 +112,7 @@ def warn_if_small(n_rows: float, max_constants: int | str, weighted: bool = Fals
 
     ``n_rows`` is S, the number of observations: with (frequency) sample
     weights, ``weighted``, their sum. ``max_constants="auto"`` keeps to a third of the
-    rows from six rows up (:func:`~cadsr_sklearn.scoring.constant_cap`), so it warns only
+    rows from six rows up (:func:`~cadsr_sklearn.scoring.scorer.constant_cap`), so it warns only
     on fewer rows.
     """
     cap = constant_cap(max_constants, n_rows)

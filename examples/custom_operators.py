@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.library import BINARY_OPERATORS, UNARY_OPERATORS
+from cadsr_sklearn.expressions.library import BINARY_OPERATORS, UNARY_OPERATORS
 
 QUICK = os.environ.get("CADSR_EXAMPLES_QUICK") == "1"
 BUDGET = (

@@ -56,7 +56,7 @@ print("first predictions:", np.round(y_hat[:3], 4), " truth:", np.round(y_true[3
 
 # optional: the plot of the front, if matplotlib is installed
 try:
-    from cadsr_sklearn.plotting import plot_pareto_front
+    from cadsr_sklearn.reporting.plotting import plot_pareto_front
 except ImportError:
     pass
 else:

@@ -18,7 +18,8 @@ import time
 
 import torch
 
-from cadsr_sklearn import CADSRRegressor, checkpoint
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.search import checkpoint
 from cadsr_sklearn.benchmarks import get_problem
 
 

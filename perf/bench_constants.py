@@ -27,9 +27,9 @@ import time
 import numpy as np
 
 from cadsr_sklearn import Expression, Library
-from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.rewards import make_reward
-from cadsr_sklearn.scoring import Scorer
+from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+from cadsr_sklearn.scoring.rewards import make_reward
+from cadsr_sklearn.scoring.scorer import Scorer
 
 
 def random_tree(library: Library, rng: np.random.Generator, max_nodes: int = 32,

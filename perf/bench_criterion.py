@@ -21,7 +21,7 @@ import torch
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.benchmarks import get_problem
-from cadsr_sklearn.search import build_search
+from cadsr_sklearn.search.build import build_search
 from cadsr_sklearn.settings import SearchSettings
 
 CASES = (("Feynman-II.11.3", 2000), ("Nguyen-7", 20))

@@ -64,7 +64,7 @@ def _formulas(operator, n: int, seed: int):
 
 
 def _fit(formulas, X, y):
-    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
 
     fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
     start = time.perf_counter()

@@ -38,8 +38,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from cadsr_sklearn.expression import Expression  # noqa: E402
-from cadsr_sklearn.library import Library  # noqa: E402
+from cadsr_sklearn.expressions.expression import Expression  # noqa: E402
+from cadsr_sklearn.expressions.library import Library  # noqa: E402
 
 
 def random_tokens(rng: np.random.Generator, library: Library, n_nodes: int) -> list[int]:

@@ -236,7 +236,7 @@ def command_report(args) -> None:
 # ----------------------------------------------------------------------------- reselection
 def _description_pieces(expression, X, y):
     """(−ln p at σ̂, nodes·ln V + literals, Jacobian of the fitted constants, σ̂²), or None."""
-    from cadsr_sklearn.simple_numbers import codelength
+    from cadsr_sklearn.expressions.simple_numbers import codelength
 
     with np.errstate(all="ignore"):
         pred = expression.evaluate(X)
@@ -274,8 +274,8 @@ def _variant_scores(model, X, y, n_examined) -> dict[str, list[float]]:
     each constant stated within its own magnitude (ESR's, the criterion before issue 39);
     ``+N`` adds ½ ln N per fitted constant, N the formulas the search scored.
     """
-    from cadsr_sklearn import rewards
-    from cadsr_sklearn.selection import cross_validated_errors, select
+    from cadsr_sklearn.scoring import rewards
+    from cadsr_sklearn.front.selection import cross_validated_errors, select
 
     rows = model.front_rows_
     scores = defaultdict(list)

@@ -5,7 +5,7 @@ untrained policy with the estimator's default settings (E=10, M=8, FF 2048, max
 length 32, the problem's operators) draws ``oversampling·B`` trees and keeps B
 unique ones, with and without the units constraint, in turns. Per problem it
 reports the share of the kept trees that pass the final check
-(:func:`~cadsr_sklearn.unit_check.check_units`) — what a batch loses to rejection is
+(:func:`~cadsr_sklearn.units.check.check_units`) — what a batch loses to rejection is
 the rest — the mean tree length, and the median sampling time over ``--runs``
 draws of each::
 
@@ -27,14 +27,14 @@ import numpy as np
 import torch
 
 from cadsr_sklearn.benchmarks.suites import get_suite
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.policy import Policy
-from cadsr_sklearn.priors import Priors
-from cadsr_sklearn.sampler import Sampler
-from cadsr_sklearn.unit_check import check_units
-from cadsr_sklearn.units import parse_units
-from cadsr_sklearn.units_rule import UnitsRule
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.sampling.policy import Policy
+from cadsr_sklearn.sampling.priors import Priors
+from cadsr_sklearn.sampling.sampler import Sampler
+from cadsr_sklearn.units.check import check_units
+from cadsr_sklearn.units.quantities import parse_units
+from cadsr_sklearn.units.rule import UnitsRule
 
 
 def _sampler(library: Library, units, seed: int) -> Sampler:

@@ -2,7 +2,7 @@
 
 Every check must pass, none skipped or expected to fail; the one a tiny budget
 used to fail is ``check_regressors_train`` (R² > 0.5 on a table that a straight
-line in one of ten features fits), which the baselines (:mod:`cadsr_sklearn.baselines`)
+line in one of ten features fits), which the baselines (:mod:`.refinement.baselines`)
 now guarantee. The test suite runs one budget on one seed; this script runs the
 budgets of issue 42 on ten seeds (about 30 s per seed and budget on two cores)::
 

@@ -29,7 +29,7 @@ def dump(path: str, n: int, rows: int, seed: int) -> None:
     from bench_constants import random_tree
 
     from cadsr_sklearn import Library
-    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
 
     library = Library(2)
     rng = np.random.default_rng(seed)

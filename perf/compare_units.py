@@ -24,7 +24,7 @@ from collections import defaultdict
 
 from cadsr_sklearn.benchmarks.results import read_results
 from cadsr_sklearn.benchmarks.suites import get_suite
-from cadsr_sklearn.units import parse_units
+from cadsr_sklearn.units.quantities import parse_units
 
 METHODS = ("cadsr", "cadsr-units")
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from cadsr_sklearn import operations
+from cadsr_sklearn.expressions import operations
 
 
 def compiled(tok):

@@ -18,12 +18,12 @@ def settings(**params) -> SearchSettings:
 
 
 def policy_options(**params) -> dict:
-    """:class:`~cadsr_sklearn.policy.Policy`'s keywords for ``CADSRRegressor(**params)``."""
+    """:class:`~.policy.Policy`'s keywords for ``CADSRRegressor(**params)``."""
     return asdict(settings(**params).policy)
 
 
 def reward_options(**params) -> dict:
-    """:func:`~cadsr_sklearn.rewards.make_reward`'s options for ``CADSRRegressor(**params)``."""
+    """:func:`~.rewards.make_reward`'s options for ``CADSRRegressor(**params)``."""
     scoring = settings(**params).scoring
     return dict(bic_variance=scoring.bic_variance, likelihood=scoring.likelihood,
                 spl_eta=scoring.spl_eta, tpsr_lambda=scoring.tpsr_lambda,

@@ -6,7 +6,7 @@ import sympy
 from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor, Library
-from cadsr_sklearn.baselines import baseline_expressions
+from cadsr_sklearn.search.refinement.baselines import baseline_expressions
 
 
 def _forms(library: Library, names: list[str]) -> list[sympy.Expr]:

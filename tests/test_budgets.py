@@ -29,11 +29,19 @@ import torch
 from torch.optim.optimizer import (register_optimizer_step_post_hook,
                                    register_optimizer_step_pre_hook)
 
-from cadsr_sklearn import (CADSRRegressor, checkpoint, constants, progress, pruning, sampler,
-                           refinement, scoring, snapping, training)
-from cadsr_sklearn.baselines import baseline_expressions
-from cadsr_sklearn.pruning import prune
-from cadsr_sklearn.uncertainty import constant_uncertainty
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.search import checkpoint
+from cadsr_sklearn.scoring import constant_fitter as constants
+from cadsr_sklearn.reporting import progress
+from cadsr_sklearn.search.refinement import pruning
+from cadsr_sklearn.sampling import sampler
+from cadsr_sklearn.search.refinement import stage as refinement
+from cadsr_sklearn.scoring import scorer as scoring
+from cadsr_sklearn.search.refinement import snapping
+from cadsr_sklearn.search import training
+from cadsr_sklearn.search.refinement.baselines import baseline_expressions
+from cadsr_sklearn.search.refinement.pruning import prune
+from cadsr_sklearn.front.uncertainty import constant_uncertainty
 
 FAST = dict(TINY_MODEL, batch_size=64)  # the max_evaluations cases count batches of 64
 ROOT = Path(__file__).resolve().parents[1]
@@ -243,8 +251,8 @@ def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):
     # Pruning runs after the last epoch; the bar's last frame must show its result. The
     # search hands prune its scorer's refit: there, the first edit scored becomes x0 + x1
     # (its real fit, the criterion raised above τ*'s) and no later edit beats it.
-    from cadsr_sklearn.expression import Expression
-    from cadsr_sklearn.scoring import Candidate
+    from cadsr_sklearn.expressions.expression import Expression
+    from cadsr_sklearn.scoring.scorer import Candidate
 
     refit, pruning_calls = scoring.Scorer.refit, []
 
@@ -272,8 +280,8 @@ def _state(epochs: int):
     """What the progress bar reads of the loop's state after ``epochs`` epochs of a call."""
     from types import SimpleNamespace
 
-    from cadsr_sklearn.scoring import HallOfFame
-    from cadsr_sklearn.training import CallProgress
+    from cadsr_sklearn.scoring.scorer import HallOfFame
+    from cadsr_sklearn.search.training import CallProgress
 
     return SimpleNamespace(best=None, hall_of_fame=HallOfFame(), call=CallProgress(epochs))
 
@@ -315,8 +323,8 @@ def test_progress_line_fits_an_80_column_terminal_and_shows_the_formula(hard, ca
 
 
 def test_progress_shows_faithful_constants():
-    from cadsr_sklearn.expression import Expression
-    from cadsr_sklearn.library import Library
+    from cadsr_sklearn.expressions.expression import Expression
+    from cadsr_sklearn.expressions.library import Library
 
     lib = Library(1)
     X = np.linspace(0.5, 2.0, 50)[:, None]

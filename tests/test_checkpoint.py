@@ -14,8 +14,9 @@ import torch
 from budgets import TINY
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from cadsr_sklearn import CADSRRegressor, checkpoint
-from cadsr_sklearn.checkpoint import Checkpoint
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.search import checkpoint
+from cadsr_sklearn.search.checkpoint import Checkpoint
 from cadsr_sklearn.cli import main
 
 # tol=0: no early stop, so that epoch budgets decide where each search ends
@@ -88,7 +89,8 @@ CHILD = textwrap.dedent("""
     import os, signal, sys
     import numpy as np
     from torch.optim.optimizer import register_optimizer_step_pre_hook
-    from cadsr_sklearn import CADSRRegressor, checkpoint
+    from cadsr_sklearn import CADSRRegressor
+    from cadsr_sklearn.search import checkpoint
     if len(sys.argv) > 2:  # a crash: killed in the epoch after the checkpoint of epoch k
         kill_after, write = int(sys.argv[2]), checkpoint.write
         written = []
@@ -292,7 +294,7 @@ def test_the_cli_checkpoints_and_resumes(data, tmp_path, capsys):
 
 def test_a_second_ctrl_c_while_the_interrupts_checkpoint_is_written_keeps_the_result(
         data, tmp_path, monkeypatch):
-    from cadsr_sklearn import progress
+    from cadsr_sklearn.reporting import progress
 
     X, y = data
     update, write = progress.Progress.update, checkpoint.write

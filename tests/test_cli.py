@@ -468,7 +468,7 @@ def test_a_nan_names_the_data_row_and_the_file_line(tmp_path, capsys):
 @pytest.mark.parametrize("took, said", [(42.0, True), (0.2, False)])
 def test_the_one_time_compile_is_counted_apart_and_said_when_it_took_a_while(
         monkeypatch, capsys, took, said):
-    from cadsr_sklearn import levenberg_marquardt
+    from cadsr_sklearn.scoring import levenberg_marquardt
     from cadsr_sklearn.cli import commands
 
     import itertools

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from cadsr_sklearn import Expression, Library
-from cadsr_sklearn import levenberg_marquardt as LM
-from cadsr_sklearn import opcodes
-from cadsr_sklearn import operations
-from cadsr_sklearn import program as P
-from cadsr_sklearn.constants import ConstantFitter, fit_key
+from cadsr_sklearn.scoring import levenberg_marquardt as LM
+from cadsr_sklearn.expressions import opcodes
+from cadsr_sklearn.expressions import operations
+from cadsr_sklearn.expressions import program as P
+from cadsr_sklearn.scoring.constant_fitter import ConstantFitter, fit_key
 
 BINARY = ("add", "sub", "mul", "div", "pow")
 UNARY = ("sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs")
@@ -229,7 +229,7 @@ def test_exception_inside_a_fit_marks_it_failed_counts_and_logs_it(monkeypatch, 
     monkeypatch.setattr(LM, "fit_batch", boom)
     X = np.linspace(0, 1, 10)[:, None]
     fitter = ConstantFitter(X, X[:, 0], const_fit_samples=1000, random_state=0, n_jobs=1)
-    with caplog.at_level("DEBUG", logger="cadsr_sklearn.constants"):
+    with caplog.at_level("DEBUG", logger="cadsr_sklearn.scoring.constant_fitter"):
         out = fitter.fit([names("mul c x0"), names("add c x0")])
     assert out.success.tolist() == [False, True]
     assert np.isnan(out[0].constants).all()
@@ -415,7 +415,9 @@ def test_rounded_exponent_is_held_while_the_other_constants_are_refitted():
 def test_a_constant_fit_that_raises_is_reported_after_the_search(monkeypatch):
     # the kernels raise nothing on numerical faults, so an exception is a bug: it must not
     # pass silently as invalid formulas
-    from cadsr_sklearn import CADSRRegressor, constants, levenberg_marquardt
+    from cadsr_sklearn import CADSRRegressor
+    from cadsr_sklearn.scoring import constant_fitter as constants
+    from cadsr_sklearn.scoring import levenberg_marquardt
     from budgets import TINY
 
     def broken(*args, **kwargs):

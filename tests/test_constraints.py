@@ -5,11 +5,11 @@ import pytest
 import torch
 from components import policy_options
 
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.expression import Expression, is_complete
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.policy import Policy
-from cadsr_sklearn.sampler import Sampler
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.expression import Expression, is_complete
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.sampling.policy import Policy
+from cadsr_sklearn.sampling.sampler import Sampler
 
 LIB = Library(2, ["add", "sub", "mul", "div", "pow"],
               ["sin", "cos", "tan", "log", "exp", "sqrt", "square", "neg", "inv"])

@@ -17,10 +17,12 @@ import sympy
 from budgets import TINY
 from sklearn.base import clone
 
-from cadsr_sklearn import CADSRRegressor, Expression, Library, Operator, program, register_operator
-from cadsr_sklearn import custom_operators, levenberg_marquardt
-from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.custom_operators import unregister_operator
+from cadsr_sklearn import CADSRRegressor, Expression, Library, Operator, register_operator
+from cadsr_sklearn.expressions import program
+from cadsr_sklearn.expressions import custom_operators
+from cadsr_sklearn.scoring import levenberg_marquardt
+from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+from cadsr_sklearn.expressions.custom_operators import unregister_operator
 
 
 def _gauss(a):

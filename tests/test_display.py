@@ -6,7 +6,7 @@ from budgets import TINY_MODEL
 import sympy
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.display import (DISPLAY_RTOL, faithful_digits, round_floats,
+from cadsr_sklearn.expressions.notation import (DISPLAY_RTOL, faithful_digits, round_floats,
                                    sympy_values)
 
 rho = sympy.Symbol("rho")
@@ -32,7 +32,7 @@ def test_a_form_that_rounding_would_zero_gets_the_digits_it_needs():
 
 
 def test_an_exponent_that_rounds_to_an_integer_is_that_integer():
-    from cadsr_sklearn.display import round_floats
+    from cadsr_sklearn.expressions.notation import round_floats
 
     x = sympy.Symbol("x")
     found = sympy.sin(sympy.Float(0.94081) * x ** sympy.Float(1.00002)) ** sympy.Float(0.99999)
@@ -130,7 +130,7 @@ def test_model_selection_picks_the_row_its_rule_names(rule):
 
 
 def test_column_names_sympy_reads_as_something_else_get_symbols():
-    from cadsr_sklearn.display import symbol_names
+    from cadsr_sklearn.expressions.notation import symbol_names
 
     assert symbol_names(["E", "pi", "beta", "lambda", "force [N]", "mass"]) == [
         "E_", "pi_", "beta_", "lambda_", "force_N", "mass"]
@@ -175,7 +175,7 @@ def test_model_selection_can_change_after_fitting():
 
 
 def test_switching_to_cv_needs_a_fit_with_it():
-    from cadsr_sklearn.selection import SelectionError
+    from cadsr_sklearn.front.selection import SelectionError
 
     model, X = _fit()
     model.set_params(model_selection="cv")  # accepted, as scikit-learn's set_params does
@@ -216,7 +216,7 @@ def test_several_outputs_follow_the_parents_model_selection():
 def _twins():
     """Two trees that read the same at four digits, 2.000*x0, at k = 2 and 4."""
     from cadsr_sklearn import Expression, Library
-    from cadsr_sklearn.scoring import Candidate
+    from cadsr_sklearn.scoring.scorer import Candidate
 
     lib = Library(1)
     simple = Expression.from_names(["mul", "c", "x0"], lib, [2.00001])
@@ -226,7 +226,7 @@ def _twins():
 
 @pytest.mark.parametrize("best", [0, 1])
 def test_two_rows_never_show_the_same_text(best):
-    from cadsr_sklearn.front import report_front
+    from cadsr_sklearn.front.rows import report_front
 
     front = _twins()
     X = np.linspace(0.5, 2.0, 30)[:, None]

@@ -7,7 +7,7 @@ from budgets import SMALL
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.devices import resolve_device
+from cadsr_sklearn.search.devices import resolve_device
 from cadsr_sklearn.estimator import PAPER_SETTINGS
 
 

@@ -10,8 +10,8 @@ import torch
 from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor, Expression, Library
-from cadsr_sklearn.export import to_c_source, to_numpy, to_python_source, to_torch
-from cadsr_sklearn.library import BINARY_OPERATORS, UNARY_OPERATORS
+from cadsr_sklearn.reporting.export import to_c_source, to_numpy, to_python_source, to_torch
+from cadsr_sklearn.expressions.library import BINARY_OPERATORS, UNARY_OPERATORS
 
 LIBRARY = Library(2, tuple(BINARY_OPERATORS), tuple(UNARY_OPERATORS), use_constants=True,
                   use_one=True)
@@ -84,7 +84,7 @@ def test_snapped_constants_stay_fixed_in_torch(X):
 
 def test_jax_function_agrees_in_float64(X):
     jax = pytest.importorskip("jax")
-    from cadsr_sklearn.export import to_jax
+    from cadsr_sklearn.reporting.export import to_jax
 
     jax.config.update("jax_enable_x64", True)
     for expression in _expressions():

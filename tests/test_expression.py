@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from compiled_ops import compiled
 
 from cadsr_sklearn.benchmarks._symbolic import SimplifyTimeout, time_limit
-from cadsr_sklearn.expression import (
+from cadsr_sklearn.expressions.expression import (
     Expression,
     Node,
     is_complete,
     sympy_complexity,
 )
-from cadsr_sklearn.library import BINARY_OPERATORS, UNARY_OPERATORS, Library
+from cadsr_sklearn.expressions.library import BINARY_OPERATORS, UNARY_OPERATORS, Library
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -362,7 +362,7 @@ def test_latex_rounds_floats():
     assert expr.latex() == "3.142 x_{0}"
     assert expr.latex(precision=2) == "3.1 x_{0}"
     # names that are not identifiers are one upright unit, LaTeX specials escaped
-    from cadsr_sklearn.display import rounded_latex
+    from cadsr_sklearn.expressions.notation import rounded_latex
 
     a, b, x1 = sympy.Symbol("x 1"), sympy.Symbol("50%&"), sympy.Symbol("x1")
     assert rounded_latex(2 * a * b + x1) == r"2 \text{50\%\&} \text{x 1} + x_{1}"

@@ -12,7 +12,7 @@ import sympy
 from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor, register_operator
-from cadsr_sklearn.custom_operators import unregister_operator
+from cadsr_sklearn.expressions.custom_operators import unregister_operator
 
 pd = pytest.importorskip("pandas")
 

@@ -10,11 +10,11 @@ from budgets import TINY
 from sklearn.exceptions import NotFittedError
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.formula_parser import parse_formula
-from cadsr_sklearn.front import GuessRow
-from cadsr_sklearn.guesses import seed_search
-from cadsr_sklearn.library import DEFAULT_BINARY, Library
-from cadsr_sklearn.search import build_search
+from cadsr_sklearn.expressions.formula_parser import parse_formula
+from cadsr_sklearn.front.rows import GuessRow
+from cadsr_sklearn.search.guesses import seed_search
+from cadsr_sklearn.expressions.library import DEFAULT_BINARY, Library
+from cadsr_sklearn.search.build import build_search
 from cadsr_sklearn.settings import SearchSettings
 
 pd = pytest.importorskip("pandas")

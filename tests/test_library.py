@@ -9,8 +9,8 @@ import pytest
 import sympy
 from compiled_ops import compiled
 
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import (
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import (
     BINARY_OPERATORS,
     DEFAULT_BINARY,
     DEFAULT_UNARY,

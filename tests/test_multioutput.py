@@ -101,7 +101,7 @@ def test_after_a_ctrl_c_the_outputs_left_are_searched_for_one_epoch_only(data):
 
 def test_plots_ask_for_one_output(model):
     pytest.importorskip("matplotlib")
-    from cadsr_sklearn.plotting import plot_pareto_front
+    from cadsr_sklearn.reporting.plotting import plot_pareto_front
 
     with pytest.raises(ValueError, match="several outputs"):
         plot_pareto_front(model)
@@ -123,7 +123,7 @@ def test_polars_frames_name_the_symbols(data):
 
 # ------------------------------------------------ one wrapper that the views ask
 def test_every_view_reads_each_output_through_its_fitted_front(model, data):
-    from cadsr_sklearn.fitted_front import FittedFront
+    from cadsr_sklearn.front.fitted import FittedFront
     from cadsr_sklearn.multioutput import each_output, outputs_of
 
     X, _ = data
@@ -159,6 +159,6 @@ def test_a_column_vector_is_one_output_that_every_view_shows(data, capsys):
     print_constants(output)
     assert f"LaTeX:      {model.latex()[0]}" in capsys.readouterr().out
     pytest.importorskip("matplotlib")
-    from cadsr_sklearn.plotting import plot_predicted_vs_true
+    from cadsr_sklearn.reporting.plotting import plot_predicted_vs_true
 
     plot_predicted_vs_true(model, X, Y[:, 0])  # its one output, plotted

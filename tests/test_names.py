@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from budgets import TINY
 
-from cadsr_sklearn import CADSRRegressor, Expression, Library, progress
-from cadsr_sklearn.display import target_names
-from cadsr_sklearn.scoring import Candidate
+from cadsr_sklearn import CADSRRegressor, Expression, Library
+from cadsr_sklearn.reporting import progress
+from cadsr_sklearn.expressions.notation import target_names
+from cadsr_sklearn.scoring.scorer import Candidate
 
 pd = pytest.importorskip("pandas")
 
@@ -76,7 +77,7 @@ def test_a_fit_shows_its_target_on_the_bar(capsys):
 # -------------------------------------------------------------------------- plots
 def test_plots_use_the_target_and_the_columns_own_names(fitted):
     pytest.importorskip("matplotlib")
-    from cadsr_sklearn import plotting
+    from cadsr_sklearn.reporting import plotting
 
     model, X, y = fitted
     fig = plotting.plot_predicted_vs_true(model, X, y, data_name="the training data")
@@ -95,7 +96,7 @@ def test_plots_use_the_target_and_the_columns_own_names(fitted):
 
 def test_a_dollar_in_a_name_is_no_mathtext():
     pytest.importorskip("matplotlib")
-    from cadsr_sklearn import plotting
+    from cadsr_sklearn.reporting import plotting
 
     X, y = _kepler_like()
     model = CADSRRegressor(**TINY).fit(X, y.rename("cost in $"))
@@ -106,7 +107,7 @@ def test_a_dollar_in_a_name_is_no_mathtext():
 
 # ------------------------------------------------------------------------- report
 def test_the_report_names_the_target_as_the_model_does(fitted):
-    from cadsr_sklearn.html_report import report_html
+    from cadsr_sklearn.reporting.html_report import report_html
 
     model, X, y = fitted
     page = report_html(model, X, y.to_numpy())  # the data given carry no name
@@ -116,7 +117,7 @@ def test_the_report_names_the_target_as_the_model_does(fitted):
 # ---------------------------------------------------------------------------- CLI
 def test_the_cli_plot_says_which_rows_it_is_drawn_on(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    from cadsr_sklearn import plotting
+    from cadsr_sklearn.reporting import plotting
     from cadsr_sklearn.cli import main
 
     X, y = _kepler_like(60)

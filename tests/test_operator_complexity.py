@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.rewards import make_reward
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.scoring.rewards import make_reward
 
 from budgets import TINY
 

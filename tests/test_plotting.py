@@ -15,7 +15,8 @@ from budgets import TINY  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from sklearn.exceptions import NotFittedError  # noqa: E402
 
-from cadsr_sklearn import CADSRRegressor, Expression, plotting  # noqa: E402
+from cadsr_sklearn import CADSRRegressor, Expression  # noqa: E402
+from cadsr_sklearn.reporting import plotting  # noqa: E402
 
 PLOTTED = dict(TINY, n_epochs=4)  # a learning curve of a few points
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 from components import policy_options
 
-from cadsr_sklearn.policy import Policy, dct_matrix
+from cadsr_sklearn.sampling.policy import Policy, dct_matrix
 
 COMBOS = [(a, p) for a in ("dct", "standard") for p in ("dpe", "1d")]
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -195,6 +195,6 @@ def test_runs_on_device(device):
 
 
 def test_no_hard_coded_cuda():
-    root = Path(__file__).resolve().parents[1] / "cadsr_sklearn"
+    root = Path(__file__).resolve().parents[1] / "cadsr_sklearn" / "sampling"
     for name in ("policy.py", "constraints.py", "sampler.py"):
         assert "cuda" not in (root / name).read_text().lower(), name

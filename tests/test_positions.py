@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cadsr_sklearn.positions import (
+from cadsr_sklearn.expressions.positions import (
     child_position,
     dual_indexed_encoding,
     first_children,

@@ -5,11 +5,11 @@ import pytest
 import torch
 from components import policy_options
 
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.policy import Policy
-from cadsr_sklearn.priors import Priors
-from cadsr_sklearn.sampler import Sampler
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.sampling.policy import Policy
+from cadsr_sklearn.sampling.priors import Priors
+from cadsr_sklearn.sampling.sampler import Sampler
 
 LIB = Library(1)  # 3 terminals (x0, 1, c), 5 unary and 5 binary operators
 

@@ -6,8 +6,9 @@ import types
 import numpy as np
 import pytest
 
-from cadsr_sklearn import Expression, Library, progress
-from cadsr_sklearn.scoring import Candidate
+from cadsr_sklearn import Expression, Library
+from cadsr_sklearn.reporting import progress
+from cadsr_sklearn.scoring.scorer import Candidate
 
 LIB = Library(1)
 

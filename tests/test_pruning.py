@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.pruning import prune
-from cadsr_sklearn.rewards import make_reward, mse
-from cadsr_sklearn.scoring import Candidate, Scorer
+from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.search.refinement.pruning import prune
+from cadsr_sklearn.scoring.rewards import make_reward, mse
+from cadsr_sklearn.scoring.scorer import Candidate, Scorer
 
 LIB = Library(1)
 

@@ -23,7 +23,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook  # noqa: E402
 
 from cadsr_sklearn import CADSRRegressor  # noqa: E402
 from cadsr_sklearn.cli import main  # noqa: E402
-from cadsr_sklearn.html_report import report_html, write_report  # noqa: E402
+from cadsr_sklearn.reporting.html_report import report_html, write_report  # noqa: E402
 
 # Column and target names a browser would run or draw as markup, were they not escaped.
 EVIL = "a <script>alert(1)</script>"

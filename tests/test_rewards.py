@@ -13,7 +13,7 @@ from components import reward_options
 from scipy import stats
 
 from cadsr_sklearn import Expression, Library
-from cadsr_sklearn.rewards import (
+from cadsr_sklearn.scoring.rewards import (
     REWARDS,
     bic,
     make_reward,
@@ -331,7 +331,7 @@ def test_mdl_prefers_the_law_to_an_interpolant_on_six_rows_where_the_bic_does_no
     y = 0.7689 * x**3.8604 * (1 + 0.01 * rng.standard_normal(6))
     lib = Library(1, ("add", "mul", "pow"), (), use_constants=True, use_one=False)
     law = Expression.from_names("mul c pow x0 c".split(), lib, order="prefix")
-    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
 
     (law,) = ConstantFitter(X6, y, const_fit_samples=1000, random_state=0, n_jobs=1).fit([law])
     quartic = Expression.from_names(

@@ -6,7 +6,7 @@ import torch
 from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.search import batch_weights, build_search, score_batch
+from cadsr_sklearn.search.build import batch_weights, build_search, score_batch
 from cadsr_sklearn.settings import SearchSettings
 
 

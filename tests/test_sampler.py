@@ -7,12 +7,12 @@ import pytest
 import torch
 from components import policy_options
 
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.policy import Policy
-from cadsr_sklearn.priors import Priors
-from cadsr_sklearn.sampler import (PAD, Batch, Sampler, masked_entropy, masked_kl,
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.sampling.policy import Policy
+from cadsr_sklearn.sampling.priors import Priors
+from cadsr_sklearn.sampling.sampler import (PAD, Batch, Sampler, masked_entropy, masked_kl,
                                    masked_log_softmax, log_probs_under, token_log_probs)
 
 LIB = Library(3)

@@ -1,4 +1,4 @@
-"""The displayed formula's own constants (cadsr_sklearn.shown_constants): ``constants_``,
+"""The displayed formula's own constants (cadsr_sklearn.front.shown_constants): ``constants_``,
 their intervals and ``predict(return_std=True)`` describe the numbers a user reads."""
 
 import pickle
@@ -10,12 +10,12 @@ from scipy import stats
 
 from cadsr_sklearn import CADSRRegressor, Expression, Library
 from cadsr_sklearn.cli import pendulum_data
-from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.display import round_floats
-from cadsr_sklearn.front import CONSTANT_COLUMNS, constant_rows, report_front
-from cadsr_sklearn.scoring import Candidate
-from cadsr_sklearn.shown_constants import shown_constants
-from cadsr_sklearn.uncertainty import constant_uncertainty
+from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+from cadsr_sklearn.expressions.notation import round_floats
+from cadsr_sklearn.front.rows import CONSTANT_COLUMNS, constant_rows, report_front
+from cadsr_sklearn.scoring.scorer import Candidate
+from cadsr_sklearn.front.shown_constants import shown_constants
+from cadsr_sklearn.front.uncertainty import constant_uncertainty
 
 pd = pytest.importorskip("pandas")
 

@@ -6,9 +6,9 @@ import pytest
 import sympy
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.expression import sympy_complexity
-from cadsr_sklearn.simple_numbers import snap_number
-from cadsr_sklearn.simplification import round_off_equal, simplest_equivalent
+from cadsr_sklearn.expressions.expression import sympy_complexity
+from cadsr_sklearn.expressions.simple_numbers import snap_number
+from cadsr_sklearn.front.simplification import round_off_equal, simplest_equivalent
 
 x, y = sympy.symbols("x y")
 F = sympy.Float

@@ -26,8 +26,8 @@ def data():
 
 #: Budgets check_estimator runs at in full. Its checks fix random_state=0; at tiny budgets the
 #: search alone can miss check_regressors_train's one informative feature of ten, and the
-#: baselines (the affine formula in each feature, cadsr_sklearn.baselines) make the answer
-#: never worse than that line. perf/check_small_budgets.py runs these on seeds 0-9.
+#: baselines (the affine formula in each feature, cadsr_sklearn.search.refinement.baselines)
+#: make the answer never worse than that line. perf/check_small_budgets.py runs these on seeds 0-9.
 BUDGETS = {
     "tiny": TINY,
     "6x64": dict(n_epochs=6, batch_size=64, device="cpu", random_state=0),

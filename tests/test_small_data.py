@@ -7,10 +7,10 @@ import pytest
 from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor, SmallDataWarning
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.scoring import MIN_RESIDUAL_DOF, Candidate, fittable_constants
-from cadsr_sklearn.selection import cross_validated_errors, select
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.scoring.scorer import MIN_RESIDUAL_DOF, Candidate, fittable_constants
+from cadsr_sklearn.front.selection import cross_validated_errors, select
 
 # NIST StRD DanWood: radiated energy against temperature, certified model y = b1·x**b2
 X6 = np.array([[1.309], [1.471], [1.490], [1.565], [1.611], [1.680]])
@@ -61,7 +61,7 @@ def test_cross_validation_refits_the_constants_without_the_held_out_row():
     errors = cross_validated_errors([power], X6, Y6, None, const_fit_samples=1000)
     assert errors.shape == (1, 6)
     # each held-out error is that of the constants refitted on the other five rows
-    from cadsr_sklearn.constants import ConstantFitter
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
 
     kept = np.arange(6) != 2
     fitter = ConstantFitter(X6[kept], Y6[kept], const_fit_samples=1000, random_state=0, n_jobs=1)

@@ -8,14 +8,14 @@ import pytest
 import sympy
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.pruning import prune
-from cadsr_sklearn.rewards import make_reward, mse
-from cadsr_sklearn.scoring import Scorer
-from cadsr_sklearn.simple_numbers import nearby, snap_number
-from cadsr_sklearn.snapping import snap
+from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.search.refinement.pruning import prune
+from cadsr_sklearn.scoring.rewards import make_reward, mse
+from cadsr_sklearn.scoring.scorer import Scorer
+from cadsr_sklearn.expressions.simple_numbers import nearby, snap_number
+from cadsr_sklearn.search.refinement.snapping import snap
 
 LIB = Library(2)
 x0, x1 = sympy.symbols("x0 x1")
@@ -215,7 +215,7 @@ def test_the_bic_test_guards_snaps_whatever_the_reward():
 
 
 def test_the_front_keeps_one_row_per_complexity_with_tau_star_in_its_slot():
-    from cadsr_sklearn.scoring import Candidate, HallOfFame
+    from cadsr_sklearn.scoring.scorer import Candidate, HallOfFame
 
     def cand(names, reward, loss):
         return Candidate(Expression.from_names(names, LIB, order="prefix"), reward, loss)
@@ -232,7 +232,7 @@ def test_the_front_keeps_one_row_per_complexity_with_tau_star_in_its_slot():
 def test_a_literal_costs_its_codelength():
     from math import log, pi
 
-    from cadsr_sklearn.simple_numbers import FLOAT_CODELENGTH, codelength
+    from cadsr_sklearn.expressions.simple_numbers import FLOAT_CODELENGTH, codelength
 
     assert codelength(0.0) == codelength(1.0) == 0.0
     assert codelength(2.0) == codelength(0.5) == codelength(-1.0) == pytest.approx(log(2))

@@ -1,6 +1,6 @@
 """Fits running at the same time in threads share the process's thread settings.
 
-A fit runs torch and BLAS on one thread (:mod:`cadsr_sklearn.devices`). Those
+A fit runs torch and BLAS on one thread (:mod:`cadsr_sklearn.search.devices`). Those
 counts belong to the process, and fits in threads (joblib's threading backend,
 a grid search, Dask workers) overlap: the first fit out must not give the
 others their threads back, and the process must end as it was.
@@ -15,7 +15,7 @@ from budgets import TINY
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.search import Search
+from cadsr_sklearn.search.build import Search
 
 SEARCH = dict(TINY, n_epochs=1, n_jobs=1)
 WAIT = 120  # seconds: a fit that never arrives fails the test instead of hanging it

@@ -10,15 +10,15 @@ import torch
 from components import policy_options
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.policy import Policy
-from cadsr_sklearn.rewards import rank_weights
-from cadsr_sklearn.sampler import Sampler, masked_log_softmax, token_log_probs
-from cadsr_sklearn.scoring import Candidate, HallOfFame
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.sampling.policy import Policy
+from cadsr_sklearn.scoring.rewards import rank_weights
+from cadsr_sklearn.sampling.sampler import Sampler, masked_log_softmax, token_log_probs
+from cadsr_sklearn.scoring.scorer import Candidate, HallOfFame
 from cadsr_sklearn.settings import TrainingConfig
-from cadsr_sklearn.training import grpo_loss, risk_seeking_loss
+from cadsr_sklearn.search.training import grpo_loss, risk_seeking_loss
 
 
 @pytest.fixture()
@@ -115,9 +115,9 @@ def test_hall_of_fame_front_and_the_chosen_formula():
 def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
     # When LM saw every row, its last output stands in for evaluate(X): it must be the
     # same numbers, or predict() would disagree with what the search scored.
-    from cadsr_sklearn.constants import ConstantFitter
-    from cadsr_sklearn.rewards import make_reward, mse
-    from cadsr_sklearn.scoring import Scorer
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+    from cadsr_sklearn.scoring.rewards import make_reward, mse
+    from cadsr_sklearn.scoring.scorer import Scorer
 
     library = Library(2)
     rng = np.random.default_rng(0)
@@ -143,7 +143,7 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
 def test_the_top_set_holds_each_tree_once():
     # A collapsed policy fills the batch with repeats (appendix Algorithm 1); copies
     # would share the top rank weight and take several replay slots.
-    from cadsr_sklearn.training import top_distinct
+    from cadsr_sklearn.search.training import top_distinct
 
     lib = Library(1)
     a = _candidate(lib, ["x0"], 1.0, -10.0)
@@ -162,9 +162,9 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     # Screened on 60 of 400 rows, then the n_full_refits best refitted on all 400: the
     # leaders hold full fits (never worse than the screened one), the rest keep the
     # screened constants, and every reward is computed on all rows either way.
-    from cadsr_sklearn.constants import ConstantFitter
-    from cadsr_sklearn.rewards import make_reward, mse
-    from cadsr_sklearn.scoring import Scorer
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+    from cadsr_sklearn.scoring.rewards import make_reward, mse
+    from cadsr_sklearn.scoring.scorer import Scorer
 
     library = Library(2)
     rng = np.random.default_rng(1)
@@ -220,7 +220,7 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
 
 
 def test_evaluate_many_is_each_expressions_evaluate_on_any_number_of_threads():
-    from cadsr_sklearn.expression import evaluate_many
+    from cadsr_sklearn.expressions.expression import evaluate_many
 
     library = Library(2)
     torch.manual_seed(0)
@@ -235,7 +235,7 @@ def test_evaluate_many_is_each_expressions_evaluate_on_any_number_of_threads():
 
 
 def test_n_jobs_resolution():
-    from cadsr_sklearn.parallel import available_cores, resolve_n_jobs
+    from cadsr_sklearn.expressions.parallel import available_cores, resolve_n_jobs
 
     cores = available_cores()
     assert resolve_n_jobs(None) == resolve_n_jobs(-1) == cores
@@ -245,7 +245,7 @@ def test_n_jobs_resolution():
 
 
 def test_evaluate_many_can_stop_at_the_first_non_finite_block():
-    from cadsr_sklearn.expression import Expression, evaluate_many
+    from cadsr_sklearn.expressions.expression import Expression, evaluate_many
 
     library = Library(1)
     X = np.linspace(-1, 1, 2000)[:, None]  # log(x0) is NaN on the first rows
@@ -259,9 +259,9 @@ def test_evaluate_many_can_stop_at_the_first_non_finite_block():
 def test_a_screened_fit_not_finite_on_every_row_is_fitted_again_in_full():
     # sqrt(x0 + c) with y = sqrt(max(x0 − 0.05, 0)): LM on a subsample can settle on a c
     # that makes the root of a negative on rows it did not see; the full fit must then run.
-    from cadsr_sklearn.constants import ConstantFitter
-    from cadsr_sklearn.rewards import make_reward, mse
-    from cadsr_sklearn.scoring import Scorer
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+    from cadsr_sklearn.scoring.rewards import make_reward, mse
+    from cadsr_sklearn.scoring.scorer import Scorer
 
     library = Library(1)
     expr = Expression.from_names(["sqrt", "add", "x0", "c"], library)

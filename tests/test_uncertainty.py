@@ -1,4 +1,4 @@
-"""Standard errors of the fitted constants and of predictions (cadsr_sklearn.uncertainty)."""
+"""Standard errors of the fitted constants and of predictions (cadsr_sklearn.front.uncertainty)."""
 
 import pickle
 import warnings
@@ -8,11 +8,12 @@ import pytest
 import torch
 from budgets import TINY
 
-from cadsr_sklearn import CADSRRegressor, Expression, Library, checkpoint
-from cadsr_sklearn.constants import ConstantFitter
-from cadsr_sklearn.front import CONSTANT_COLUMNS
-from cadsr_sklearn.shown_constants import shown_constants
-from cadsr_sklearn.uncertainty import constant_uncertainty, form_uncertainty
+from cadsr_sklearn import CADSRRegressor, Expression, Library
+from cadsr_sklearn.search import checkpoint
+from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+from cadsr_sklearn.front.rows import CONSTANT_COLUMNS
+from cadsr_sklearn.front.shown_constants import shown_constants
+from cadsr_sklearn.front.uncertainty import constant_uncertainty, form_uncertainty
 
 LIBRARY = Library(1, ("add", "mul"), ("exp",), use_constants=True, use_one=False)
 A, B = 2.0, -0.7  # y = A·exp(B·x)

@@ -9,16 +9,16 @@ import torch
 
 from budgets import TINY, TINY_MODEL
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.html_report import report_html
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.policy import Policy
-from cadsr_sklearn.priors import Priors
-from cadsr_sklearn.sampler import Sampler
-from cadsr_sklearn.unit_check import check_units, describe_units
-from cadsr_sklearn.units import data_units, parse_units
-from cadsr_sklearn.units_rule import UnitsRule
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.reporting.html_report import report_html
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.sampling.policy import Policy
+from cadsr_sklearn.sampling.priors import Priors
+from cadsr_sklearn.sampling.sampler import Sampler
+from cadsr_sklearn.units.check import check_units, describe_units
+from cadsr_sklearn.units.quantities import data_units, parse_units
+from cadsr_sklearn.units.rule import UnitsRule
 
 # U = k x² / 2: a spring's energy (I.14.4 of AI-Feynman)
 SPRING = dict(X_units=["kg/s^2", "m"], y_units="kg*m^2/s^2")
@@ -312,9 +312,9 @@ def test_a_screened_batch_with_a_rejected_formula_keeps_each_fit_with_its_formul
     # With screening (more rows than the screening subsample), a formula the units check
     # rejects is never fitted: the batch's other fits must not be read as its
     # (it was once fitted again on all rows, rejected a second time, and counted twice).
-    from cadsr_sklearn.constants import ConstantFitter
-    from cadsr_sklearn.rewards import make_reward
-    from cadsr_sklearn.scoring import Scorer
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+    from cadsr_sklearn.scoring.rewards import make_reward
+    from cadsr_sklearn.scoring.scorer import Scorer
 
     rng = np.random.default_rng(0)
     X = rng.uniform(0.5, 2, (400, 2))

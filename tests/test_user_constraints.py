@@ -9,13 +9,13 @@ import sympy
 import torch
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.constraints import Constraints
-from cadsr_sklearn.expression import Expression
-from cadsr_sklearn.library import Library
-from cadsr_sklearn.policy import Policy
-from cadsr_sklearn.priors import Priors
-from cadsr_sklearn.sampler import Sampler
-from cadsr_sklearn.simplification import simplest_equivalent
+from cadsr_sklearn.sampling.constraints import Constraints
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.sampling.policy import Policy
+from cadsr_sklearn.sampling.priors import Priors
+from cadsr_sklearn.sampling.sampler import Sampler
+from cadsr_sklearn.front.simplification import simplest_equivalent
 
 from budgets import TINY
 from components import policy_options

@@ -46,7 +46,7 @@ def single_threaded(import_torch: bool):
     try:
         with ExitStack() as stack:
             if import_torch or "torch" in sys.modules:
-                from ..devices import torch_threads
+                from ..search.devices import torch_threads
 
                 stack.enter_context(torch_threads(1))
             stack.enter_context(threadpool_limits(1))

@@ -130,7 +130,7 @@ def judged_formula(model, symbols, *, unsnapped: bool = False, X=None) -> sympy.
                 if X is None:
                     raise ValueError("the unsnapped formula is simplified on the training rows: "
                                      "pass X")
-                from ..simplification import simplest_equivalent
+                from ..front.simplification import simplest_equivalent
 
                 X = np.asarray(X, dtype=np.float64)
                 with np.errstate(all="ignore"):

@@ -20,7 +20,7 @@ sub-command does), :mod:`.checks` (checks of the options before a search),
 :mod:`.tables` (reading CSV files), :mod:`.printing` (what is printed of a fitted
 model, and its plots) and :mod:`.demo` (the demo's pendulum data and its truth
 test); ``cadsr bench`` is :mod:`cadsr_sklearn.benchmarks.command`, and the page
-``cadsr report`` writes is :mod:`cadsr_sklearn.html_report`.
+``cadsr report`` writes is :mod:`cadsr_sklearn.reporting.html_report`.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ __all__ = ["check_operators", "check_device", "check_writable", "check_plot_fold
 
 def check_operators(binary, unary) -> None:
     """The library's check of the names given to --binary and --unary, as a usage error."""
-    from ..library import DEFAULT_BINARY, DEFAULT_UNARY
-    from ..library import check_operators as check
+    from ..expressions.library import DEFAULT_BINARY, DEFAULT_UNARY
+    from ..expressions.library import check_operators as check
 
     try:
         check(DEFAULT_BINARY if binary is None else binary,
@@ -28,7 +28,7 @@ def check_operators(binary, unary) -> None:
 
 def check_device(device: str) -> str:
     """The torch device that ``--device`` names, as text (``auto`` resolved)."""
-    from ..devices import resolve_device
+    from ..search.devices import resolve_device
 
     try:
         return str(resolve_device(device))

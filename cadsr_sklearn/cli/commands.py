@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..fitted_front import column_names
+from ..front.fitted import column_names
 from ..multioutput import outputs_of
 from ..user_input import (UsageError, column_units, estimator_params, nested_constraints,
                           operator_complexity)
@@ -117,7 +117,7 @@ def _series(y, name):
 def compile_kernels() -> None:
     """Compile the numerical kernels before the search's clock starts, saying so when it
     took a while: the first run on a machine compiles them, once (they are cached on disk)."""
-    from ..levenberg_marquardt import warm_up
+    from ..scoring.levenberg_marquardt import warm_up
 
     start = time.perf_counter()
     warm_up()
@@ -249,7 +249,7 @@ def _data_path(args) -> str:
     --unary sin cos data.csv`` hands the file to ``--unary``: a word there that is
     no operator but an existing file is taken as the data.
     """
-    from ..library import BINARY_OPERATORS, UNARY_OPERATORS
+    from ..expressions.library import BINARY_OPERATORS, UNARY_OPERATORS
 
     if args.data is not None and args.data_option is not None:
         raise UsageError(f"two data files: {args.data} and --data {args.data_option}; give one")
@@ -390,7 +390,7 @@ def _print_settings(model) -> None:
 
 def cmd_report(args) -> int:
     """``cadsr report``: a saved model's report, one self-contained HTML file."""
-    from ..html_report import write_report
+    from ..reporting.html_report import write_report
 
     model = _load_model(args.model)
     check_writable(args.output)

@@ -44,7 +44,7 @@ def print_symbols(model) -> None:
 
 def print_formula(output: Output) -> None:
     """The chosen formula, drawn and in LaTeX, and its complexity."""
-    from ..display import DISPLAY_DIGITS
+    from ..expressions.notation import DISPLAY_DIGITS
 
     front = output.front
     print("Discovered formula:\n")
@@ -60,7 +60,7 @@ def print_constants(output: Output) -> None:
     """The chosen formula's constants, the rows of ``constants_``: each number the formula
     shows with its standard error and 95 % interval, then those fixed to simple numbers
     with the value and interval the fit gave them before."""
-    from ..front import constant_rows
+    from ..front.rows import constant_rows
 
     rows = constant_rows(output.front.chosen)
     if not rows:
@@ -103,7 +103,7 @@ def print_front(output: Output) -> None:
 def print_guesses(output: Output) -> None:
     """The formulas of ``--guess`` fitted, and whether the chosen formula beats each on
     the criterion (nothing without guesses)."""
-    from ..front import verdict
+    from ..front.rows import verdict
 
     front = output.front
     if not front.guesses:
@@ -139,13 +139,13 @@ def print_run(output: Output, seconds: float | None = None) -> None:
 
 
 def write_plots(model, X, y, folder: Path, y_train=None, data_name: str | None = None) -> None:
-    """The PNG plots of :func:`cadsr_sklearn.plotting.save_all` in ``folder``, each path printed.
+    """The PNG plots of :func:`.plotting.save_all` in ``folder``, each path printed.
 
     ``data_name`` says in the predicted-vs-true plot which rows ``X, y`` are (the
     training data, held-out rows). Without matplotlib, one line saying how to
     install it instead.
     """
-    from .. import plotting
+    from ..reporting import plotting
 
     try:
         paths = plotting.save_all(model, X, y, folder, y_train=y_train, data_name=data_name)

@@ -24,7 +24,7 @@ import numpy as np
 import sympy
 
 from cadsr_sklearn import CADSRRegressor
-from cadsr_sklearn.selection import RULES
+from cadsr_sklearn.front.selection import RULES
 
 __all__ = [
     "est",

@@ -1,0 +1,155 @@
+"""The stage after the loop: from the loop's result to the answer.
+
+A finished run of appendix Algorithm 4 (:func:`cadsr_sklearn.search.training.run_loop`) leaves a
+hall of fame and τ* as the loop scored them. :func:`refine` makes the answer out
+of them, in this order:
+
+1. After a search on a batch of a large table's rows (``row_batch``), the
+   batch's Pareto front and τ* are fitted again and scored on every row, and
+   τ* is the best of them there; otherwise the front's formulas screened on a
+   subsample are refitted on all the fitter's rows.
+2. The baselines, the constant and the affine formula in each feature, are
+   scored beside them (:mod:`.refinement.baselines`): τ* is never ranked below them.
+3. τ* is pruned (:mod:`.refinement.pruning`): the node-removing edits that raise its
+   criterion, applied greedily.
+4. The constants of τ* and of the rest of the Pareto front are snapped
+   (:mod:`.refinement.snapping`): each is fixed to a nearby simple number when that
+   raises the criterion.
+
+A Ctrl-C skips the pruning and the snapping. Both stop at the end of
+``max_time``, and after an exact fit (the ``tol`` stop) keep the answer exact.
+All of it works on the result: the loop's state stays as the last epoch made
+it, so that a search can be continued or resumed as if never stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import partial
+
+from .baselines import add_baselines
+from .pruning import prune
+from ...scoring.scorer import HallOfFame, Scorer
+from .snapping import snap
+from ..training import SearchParts, SearchResult
+
+__all__ = ["refine"]
+
+
+def refine(search: SearchParts, result: SearchResult) -> SearchResult:
+    """The answer out of a finished loop's ``result`` (:func:`.training.run_loop`), in
+    place: its front refitted on all rows (scored on all of them after a search on a batch
+    of rows), the baselines beside it, then τ* pruned and the front snapped unless the
+    search was interrupted. The loop's state is left as it is."""
+    sampler, config = search.sampler, search.config
+    scorer = search.final_scorer  # from here on, the whole table judges
+    exact_loss, start = search.exact_loss, result.started
+    found = result.best is not None  # (not after a Ctrl-C in the first epoch: nothing is kept)
+    try:
+        if found and search.scorer is not scorer:
+            _score_on_all_rows(result, scorer)  # after a Ctrl-C too: the batch's fits are no answer
+        elif not result.interrupted:
+            _refit_front_on_all_rows(result, scorer)
+    except KeyboardInterrupt:  # the front stays as the loop left it, τ* is kept
+        result.interrupted, result.stop_reason = True, "interrupted"
+    if found:
+        try:
+            result.best = add_baselines(result.best, result.hall_of_fame, scorer,
+                                        sampler.constraints)
+        except KeyboardInterrupt:
+            result.interrupted, result.stop_reason = True, "interrupted"
+    if config.prune and result.best is not None and not result.interrupted:
+        _prune_best(result, scorer, sampler, config, start, exact_loss)
+    result.unsnapped = result.best
+    if config.snap_constants and result.best is not None and not result.interrupted:
+        _snap_front(result, scorer, config, start, exact_loss)
+    return result
+
+
+def _score_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
+    """A search on a batch of rows: its Pareto front and τ* fitted again on all rows, from
+    the constants the batch gave them, and scored there; τ* is then the best of them by
+    the criterion on the whole table (None if none is finite on it). The members of the
+    hall of fame off the batch's front, which a simpler member beats there, are left out:
+    each costs a pass over every row."""
+    members = result.hall_of_fame.pareto_front(keep=result.best)
+    rescored = scorer.refit([c.expression for c in members], fresh_starts=False)
+    result.hall_of_fame = HallOfFame()
+    result.hall_of_fame.update(rescored)
+    finite = [c for c in rescored if math.isfinite(c.criterion)]
+    result.best = max(finite, key=lambda c: c.criterion, default=None)
+
+
+def _refit_front_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
+    """Refit every formula users choose from on all the fitter's rows; one that now
+    outscores τ* takes its place."""
+    screened = [c for c in result.hall_of_fame.by_complexity.values()
+                if c.expression.key not in scorer.fitted_on_all_rows]
+    refined = scorer.refit_on_all_rows(screened)
+    result.hall_of_fame.update(refined)
+    leader = max(refined, key=lambda c: c.criterion, default=None)
+    if leader is not None and result.best is not None and leader.criterion > result.best.criterion:
+        result.best = leader
+
+
+def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
+    """Prune τ* in place (not counted in n_evaluations: nothing is sampled).
+
+    Within the time budget; exact fits stay exact; Ctrl-C keeps τ* unpruned.
+    """
+    deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
+    try:
+        result.best = prune(result.best, scorer.refit, sampler.constraints.admits, max_loss,
+                            deadline)
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.stop_reason = "interrupted"
+        return
+    result.hall_of_fame.update([result.best])
+
+
+def _finishing_limits(result, config, start, exact_loss) -> tuple[float | None, float]:
+    """(deadline, loss ceiling) of the work after the search: the end of ``max_time``,
+    and after an exact fit (the ``tol`` stop) the exact loss, so the answer stays exact."""
+    deadline = None if config.max_time is None else start + config.max_time
+    return deadline, exact_loss if result.stop_reason == "tol" else math.inf
+
+
+def _snap_front(result, scorer, config, start, exact_loss) -> None:
+    """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
+
+    τ* is always snapped (a few fits per constant, well under an epoch), even
+    when pruning used up the budget, and its snapped form is the answer, unless
+    a snapped member of the front dominates it (no more complex, strictly lower
+    loss). A member that merely scores a higher criterion does not take τ*'s
+    place: each snap picks one of several nearby numbers, a choice the BIC does
+    not charge for, so a large formula with many snapped constants would gain
+    more than it is worth. After an exact fit (the ``tol`` stop), snaps must
+    keep the fit exact.
+    """
+    deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
+    polish = partial(scorer.refit, fresh_starts=False)
+    rows = scorer.reward.n_samples  # S: with frequency weights, their sum
+    try:
+        best = snap(result.best, polish, max_loss, n_samples=rows)
+        others, members = [], []
+        for member in result.hall_of_fame.pareto_front():
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            if member.expression.key != result.best.expression.key and member.expression.n_fitted:
+                others.append(snap(member, polish, max_loss, deadline, n_samples=rows))
+                members.append(member)
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.stop_reason = "interrupted"
+        return
+    result.snapped_from = {c.expression.key: member for c, member in
+                           zip([best, *others], [result.best, *members])
+                           if c.expression.key != member.expression.key}
+    dominating = [c for c in others if c.complexity <= best.complexity and c.loss < best.loss
+                  and c.loss <= max_loss]
+    if dominating:
+        best = max(dominating, key=lambda c: c.criterion)
+    result.hall_of_fame.update(others + [best])
+    result.best = best
