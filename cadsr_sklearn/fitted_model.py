@@ -183,11 +183,11 @@ class FittedModelMixin:
         index : int, optional
             Row of :attr:`equations_` to export instead of the selected one.
         """
-        from .reporting.export import TARGETS  # imports torch: only when a formula is exported
+        from .reporting.export import TARGETS, export_row  # imports torch: only when exporting
 
         if target not in TARGETS:
             raise ValueError(f"target must be one of {list(TARGETS)}, got {target!r}.")
-        return self._each_output(lambda output, i: output.front.export(target, i), index)
+        return self._each_output(lambda output, i: export_row(output.front, target, i), index)
 
     def report(self, path, X=None, y=None, *, data_name: str | None = None):
         """Write one self-contained HTML page about the fit to ``path``: the chosen

@@ -7,7 +7,8 @@ and column names, the user's guesses fitted. :class:`FittedFront` is the one
 reading of them by a rule: the rows with the chosen one marked
 (``pareto_front_``), the chosen row, any row by ``index=``, the front and the
 chosen formula's constants as tables (``equations_``, ``constants_``), each
-row's units and training R², each formula shown, in LaTeX or exported.
+row's units and training R², each formula shown or in LaTeX (exports are
+:func:`cadsr_sklearn.reporting.export.export_row`'s).
 
 The estimator's properties and formula methods, :mod:`cadsr_sklearn.reporting.summary`,
 :mod:`cadsr_sklearn.reporting.plotting`, the HTML report, the command line and the
@@ -153,16 +154,6 @@ class FittedFront:
     def latex(self, index: int | None = None, precision: int = DISPLAY_DIGITS) -> str:
         """Row ``index``'s formula in LaTeX, each column's own name for its symbol."""
         return rounded_latex(*self.shown(index, precision), labels=self.labels)
-
-    def export(self, target: str, index: int | None = None):
-        """Row ``index``'s tree exported to ``target`` (:func:`.export.export`),
-        stating its units in a fit with units."""
-        from ..reporting import export  # imports torch: only when a formula is exported
-
-        row = self.row(index)
-        units = None if self.data_units is None else export.FormulaUnits(
-            self.data_units.feature_labels, self.units(row))
-        return export.export(row.expression, self.symbols, target, units=units)
 
 
 def _marked(row: FrontRow, selected: bool) -> FrontRow:

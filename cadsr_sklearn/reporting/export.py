@@ -29,9 +29,10 @@ import torch
 
 from ..expressions import opcodes
 from ..expressions.expression import Expression
+from ..front.fitted import FittedFront
 
-__all__ = ["TARGETS", "export", "FormulaModule", "FormulaUnits", "to_numpy", "to_torch",
-           "to_jax", "to_python_source", "to_c_source"]
+__all__ = ["TARGETS", "export", "export_row", "FormulaModule", "FormulaUnits", "to_numpy",
+           "to_torch", "to_jax", "to_python_source", "to_c_source"]
 
 #: What :meth:`~cadsr_sklearn.CADSRRegressor.export` can write.
 TARGETS = ("numpy", "torch", "jax", "python", "c")
@@ -337,6 +338,15 @@ def to_c_source(expression: Expression, feature_names: Sequence[str] | None = No
         "    (void)x;\n"
         f"    return {body};\n}}\n"
     )
+
+
+def export_row(front: FittedFront, target: str, index: int | None = None):
+    """Row ``index`` of a fitted ``front`` (the chosen one when None) as ``target``, in the
+    features' symbols, stating its units in a fit with units: the estimator's ``export``."""
+    row = front.row(index)
+    units = None if front.data_units is None else FormulaUnits(
+        front.data_units.feature_labels, front.units(row))
+    return export(row.expression, front.symbols, target, units=units)
 
 
 def export(expression: Expression, feature_names: Sequence[str] | None, target: str, *,
