@@ -271,52 +271,53 @@ def _formula(output: _Shown) -> str:
 def _front_table(output: _Shown) -> str:
     front = output.front
     keep, left_out = _shown(front.rows, output.position)
-    head = ("<tr><th style=\"{0}\" title=\"the index= of predict, sympy, latex, export\">row"
-            "</th><th style=\"{0}\">k</th>".format(_CELL)
-            + (f"<th style=\"{_CELL}\">train R²</th>" if _with_r2(front) else "")
-            + f"<th style=\"{_CELL};text-align:left\">formula</th></tr>")
+    head = _head(front, ("<th style=\"{0}\" title=\"the index= of predict, sympy, latex, "
+                         "export\">row</th>").format(_CELL), ("formula",))
     body = []
     for i in keep:
-        row = front.rows[i]
         chosen = i == output.position
         style = " style=\"font-weight:600;color:#d62728\"" if chosen else ""
-        r2 = (f"<td style=\"{_CELL}\">{front.r2(row.loss):.6f}</td>"
-              if _with_r2(front) else "")
-        body.append(f"<tr{style}><td style=\"{_CELL}\">{'★ ' if chosen else ''}{i}</td>"
-                    f"<td style=\"{_CELL}\">{row.complexity}</td>{r2}"
-                    f"<td style=\"{_CELL};text-align:left\">"
-                    f"<code>{html_text(row.formula)}</code></td>"
-                    "</tr>")
+        body.append(f"<tr{style}>{_cells(front, f'★ {i}' if chosen else i, front.rows[i])}</tr>")
     more = (f"<div style=\"{_MUTED}\">… {_more(left_out)}: see <code>equations_</code>"
             "</div>" if left_out else "")
-    return (f"<details open><summary style=\"{_MUTED}\">Pareto front ({len(front.rows)} rows, "
-            "simplest first)</summary><table style=\"border-collapse:collapse;"
-            f"font-variant-numeric:tabular-nums\">{head}{''.join(body)}</table>{more}</details>")
+    return _table(f"Pareto front ({len(front.rows)} rows, simplest first)", head, body, more)
 
 
 def _guess_table(output: _Shown) -> str:
     front = output.front
     if not front.guesses:
         return ""
-    head = (f"<tr><th style=\"{_CELL}\">guess</th><th style=\"{_CELL}\">k</th>"
+    head = _head(front, f"<th style=\"{_CELL}\">guess</th>",
+                 ("fitted", "as written", "on the criterion"))
+    body = [f"<tr>{_cells(front, i, guess)}"
+            f"<td style=\"{_CELL};text-align:left\"><code>{html_text(guess.guess)}</code></td>"
+            f"<td style=\"{_CELL};text-align:left\">{html_text(said)}</td></tr>"
+            for i, (guess, said) in enumerate(zip(front.guesses, _verdicts(output)))]
+    return _table(f"Your guesses ({len(front.guesses)}), fitted and scored as the search's "
+                  "formulas", head, body)
+
+
+def _head(front: FittedFront, first: str, texts: tuple[str, ...]) -> str:
+    """A table's header row: ``first``, k, the training R² where there is one, ``texts``."""
+    return (f"<tr>{first}<th style=\"{_CELL}\">k</th>"
             + (f"<th style=\"{_CELL}\">train R²</th>" if _with_r2(front) else "")
-            + "".join(f"<th style=\"{_CELL};text-align:left\">{h}</th>"
-                      for h in ("fitted", "as written", "on the criterion")) + "</tr>")
-    body = []
-    for i, (guess, said) in enumerate(zip(front.guesses, _verdicts(output))):
-        r2 = (f"<td style=\"{_CELL}\">{front.r2(guess.loss):.6f}</td>"
-              if _with_r2(front) else "")
-        body.append(f"<tr><td style=\"{_CELL}\">{i}</td><td style=\"{_CELL}\">"
-                    f"{guess.complexity}</td>{r2}"
-                    f"<td style=\"{_CELL};text-align:left\">"
-                    f"<code>{html_text(guess.formula)}</code></td>"
-                    f"<td style=\"{_CELL};text-align:left\"><code>{html_text(guess.guess)}</code>"
-                    "</td>"
-                    f"<td style=\"{_CELL};text-align:left\">{html_text(said)}</td></tr>")
-    return (f"<details open><summary style=\"{_MUTED}\">Your guesses ({len(front.guesses)}), "
-            "fitted and scored as the search's formulas</summary><table style=\""
+            + "".join(f"<th style=\"{_CELL};text-align:left\">{h}</th>" for h in texts)
+            + "</tr>")
+
+
+def _cells(front: FittedFront, label, row) -> str:
+    """A row's first cells: ``label``, its complexity, its training R² where there is one,
+    its formula."""
+    r2 = f"<td style=\"{_CELL}\">{front.r2(row.loss):.6f}</td>" if _with_r2(front) else ""
+    return (f"<td style=\"{_CELL}\">{label}</td><td style=\"{_CELL}\">{row.complexity}</td>"
+            f"{r2}<td style=\"{_CELL};text-align:left\"><code>{html_text(row.formula)}</code></td>")
+
+
+def _table(summary: str, head: str, body: list[str], more: str = "") -> str:
+    """A folding table, open, under ``summary``."""
+    return (f"<details open><summary style=\"{_MUTED}\">{summary}</summary><table style=\""
             f"border-collapse:collapse;font-variant-numeric:tabular-nums\">{head}"
-            f"{''.join(body)}</table></details>")
+            f"{''.join(body)}</table>{more}</details>")
 
 
 # ------------------------------------------------------------------- MathML
