@@ -395,7 +395,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     guesses_ : list of GuessRow
         Each of ``guesses`` with its constants fitted, scored on the
         ``criterion`` as the search scored it, to compare with
-        :attr:`pareto_front_` (:class:`~cadsr_sklearn.search.guesses.GuessRow`, a
+        :attr:`pareto_front_` (:class:`~cadsr_sklearn.front.rows.GuessRow`, a
         :class:`~cadsr_sklearn.front.rows.FrontRow` with the ``guess`` as written).
         Empty without guesses, and for a constant target.
     search_state_ : bytes or None
@@ -562,7 +562,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.symbol_names_ = symbol_names(column_names(self))
         self.data_units_ = data_units(X_units, y_units, column_names(self))
         # by column index from here on: what the search is built with and compared by
-        required = required_columns(self.required_features, column_names(self))
+        required = required_columns(settings.sampling.required_features, column_names(self))
         settings = settings.with_required(required)
         torch_seed, numpy_seed = self._seeds()
         self.interrupted_ = False
@@ -572,7 +572,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
             self._keep(constant_target(X, y, self.symbol_names_, report), drop=("candidates_",))
             return self
         check_target_scale(y)
-        warn_if_small(sample_size(len(y), sample_weight), self.max_constants,
+        warn_if_small(sample_size(len(y), sample_weight), settings.sampling.max_constants,
                       weighted=sample_weight is not None)
 
         # build, or take up the search to continue
@@ -585,17 +585,18 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         if search is None:
             search = build_search(settings, X, y, sample_weight, self.device_, torch_seed,
                                   numpy_seed, units)
-            seed_search(search, self.guesses, self.symbol_names_)
+            seed_search(search, settings.guesses, self.symbol_names_)
         # before the run: a guess undefined on these rows is reported before the time is spent
-        guesses = guess_rows(search, self.guesses, self.symbol_names_, X, y, sample_weight,
-                             self.simplify)
+        guesses = guess_rows(search, settings.guesses, self.symbol_names_, X, y, sample_weight,
+                             report.simplify)
 
         # run
-        saver = SearchSaver(self.checkpoint, self.checkpoint_every, fingerprint, self.warm_start,
-                            self.symbol_names_)
+        saver = SearchSaver(settings.checkpoint, self.checkpoint_every, fingerprint,
+                            self.warm_start, self.symbol_names_)
         self.search_state_ = None
-        progress = partial(Progress, self.n_epochs, self.max_time, self.verbose,
-                           search.y_variance, self.symbol_names_, X, target=names[0])
+        progress = partial(Progress, settings.training.n_epochs, settings.training.max_time,
+                           self.verbose, search.y_variance, self.symbol_names_, X,
+                           target=names[0])
         result = run_session(search, saver, progress, self.device_)
         self.search_state_ = saver.state
         check_found(result, search)

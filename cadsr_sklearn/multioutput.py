@@ -60,15 +60,7 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_
     to the budget). A Ctrl-C before an output's first epoch ends, that one's
     short search included, has nothing to keep and raises KeyboardInterrupt.
     """
-    per_column = (isinstance(y_units, (list, tuple)) and len(y_units) == Y.shape[1]
-                  and all(u is None or isinstance(u, str) or hasattr(u, "__len__")
-                          for u in y_units) and not all(isinstance(u, (int, float))
-                                                        for u in y_units))
-    if (isinstance(y_units, (list, tuple)) and not per_column
-            and any(isinstance(u, str) or hasattr(u, "__len__") for u in y_units)):
-        raise ValueError(f"y_units has {len(y_units)} entries but y has {Y.shape[1]} "
-                         f"outputs: give one entry per output, or one for all.")
-    targets = list(y_units) if per_column else [y_units] * Y.shape[1]
+    targets = _units_per_output(y_units, Y.shape[1])
     previous = getattr(estimator, "estimators_", None)
     if estimator.warm_start and previous is not None and len(previous) == Y.shape[1]:
         outputs = previous  # each continues its own search
@@ -88,6 +80,25 @@ def fit_outputs(estimator, X, Y: np.ndarray, sample_weight, names: list[str], X_
     if stopped is not None and stopped < len(outputs) - 1:
         _warn_outputs_left(names[stopped], names[stopped + 1:])
     return JoinedOutputs(outputs, list(names), candidates=estimator.keep_candidates)
+
+
+def _units_per_output(y_units, n_outputs: int) -> list:
+    """Each output's ``y_units``: a list or tuple of one entry per output (each a unit
+    string, an exponent vector or None) is theirs in turn; anything else (one unit string,
+    one exponent vector of numbers, None) is every output's. ValueError for a list of
+    entries of another length."""
+    def entry(u) -> bool:  # one output's units, not a number of an exponent vector
+        return u is None or isinstance(u, str) or hasattr(u, "__len__")
+
+    if not isinstance(y_units, (list, tuple)):
+        return [y_units] * n_outputs
+    vector = all(isinstance(u, (int, float)) for u in y_units)
+    if len(y_units) == n_outputs and all(entry(u) for u in y_units) and not vector:
+        return list(y_units)
+    if any(isinstance(u, str) or hasattr(u, "__len__") for u in y_units):
+        raise ValueError(f"y_units has {len(y_units)} entries but y has {n_outputs} "
+                         f"outputs: give one entry per output, or one for all.")
+    return [y_units] * n_outputs
 
 
 def _fit_for_one_epoch(fit_one: Callable, output, fit_args: tuple) -> None:

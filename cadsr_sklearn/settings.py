@@ -10,12 +10,15 @@ them, each group a frozen record whose fields are named as the parameters
 - :class:`PolicySettings`: the transformer policy;
 - :class:`SamplingSettings`: the constraints and priors the sampler keeps to;
 - :class:`ScoringSettings`: the constant fitter, the reward and the criterion;
-- :class:`TrainingConfig`: the loop (appendix Algorithm 4) and its stopping rules;
+- :class:`TrainingSettings`: the loop (appendix Algorithm 4) and its stopping rules;
 - :class:`ReportSettings`: how the fitted front is reported.
 
 The first four and the ``guesses`` shape a search: a search can only be continued
-with the same values (:meth:`SearchSettings.structure`). The loop's settings,
-``tol`` and ``n_jobs`` may change between calls. :meth:`SearchSettings.check`
+with the same values (:meth:`SearchSettings.structure`). The rest (the loop's
+settings, ``tol``, ``n_jobs``, the checkpoint, how the front is reported) and the
+estimator's own running options (the device, ``verbose``, ``warm_start``,
+``checkpoint_every``, ``keep_candidates``, which ``fit`` reads itself) may change
+between calls. :meth:`SearchSettings.check`
 holds the checks across parameters that no single constraint can express.
 """
 
@@ -32,7 +35,7 @@ from .expressions.library import (canonical_operators, check_operator_complexity
 from .sampling.policy import Policy
 
 __all__ = ["SearchSettings", "LibrarySettings", "PolicySettings", "SamplingSettings",
-           "ScoringSettings", "TrainingConfig", "ReportSettings"]
+           "ScoringSettings", "TrainingSettings", "ReportSettings"]
 
 
 def _from_params(record: type, params: Mapping[str, Any]):
@@ -74,7 +77,7 @@ class SamplingSettings:
     (:class:`~cadsr_sklearn.sampling.priors.Priors`)."""
 
     max_length: int
-    max_constants: int | str  # an integer or "auto" (scoring.constant_cap)
+    max_constants: int | str  # an integer or "auto" (scoring.scorer.constant_cap)
     nested_constraints: Mapping[str, Mapping[str, int]] | None
     required_features: Sequence  # column indices, once the data's columns are known
     arity_prior: bool
@@ -100,7 +103,7 @@ class ScoringSettings:
 
 
 @dataclass(frozen=True)
-class TrainingConfig:
+class TrainingSettings:
     """Settings of the search loop (:func:`~cadsr_sklearn.search.training.run_loop`) and of
     the refinement after it (:func:`~cadsr_sklearn.search.refinement.stage.refine`)."""
 
@@ -123,7 +126,7 @@ class TrainingConfig:
     snap_constants: bool  # constants of τ* and the front fixed to simple numbers
 
     @classmethod
-    def from_params(cls, params: Mapping[str, Any]) -> "TrainingConfig":
+    def from_params(cls, params: Mapping[str, Any]) -> "TrainingSettings":
         """The loop's settings out of an estimator's ``get_params()`` (other keys ignored)."""
         return _from_params(cls, params)
 
@@ -154,7 +157,7 @@ class SearchSettings:
     policy: PolicySettings
     sampling: SamplingSettings
     scoring: ScoringSettings
-    training: TrainingConfig
+    training: TrainingSettings
     guesses: Sequence | None  # they seed the search's start
     tol: float  # the exact-fit stop, relative to Var(y)
     n_jobs: int | None  # threads of the constant fitter
@@ -169,7 +172,7 @@ class SearchSettings:
                        policy=_from_params(PolicySettings, params),
                        sampling=_from_params(SamplingSettings, params),
                        scoring=_from_params(ScoringSettings, params),
-                       training=TrainingConfig.from_params(params),
+                       training=TrainingSettings.from_params(params),
                        report=_from_params(ReportSettings, params),
                        **{name: params[name]
                           for name in ("guesses", "tol", "n_jobs", "checkpoint")})
@@ -203,4 +206,6 @@ class SearchSettings:
 
 
 def _comparable(value: Any) -> Any:
+    """A setting as a continued search compares it: a sequence as a tuple (operator lists by
+    their names, PySR's aliases resolved), whatever the sequence type it was given as."""
     return tuple(canonical_operators(value)) if isinstance(value, (list, tuple)) else value

@@ -17,7 +17,7 @@ from cadsr_sklearn.sampling.policy import Policy
 from cadsr_sklearn.scoring.rewards import rank_weights
 from cadsr_sklearn.sampling.sampler import Sampler, masked_log_softmax, token_log_probs
 from cadsr_sklearn.scoring.scorer import Candidate, HallOfFame
-from cadsr_sklearn.settings import TrainingConfig
+from cadsr_sklearn.settings import TrainingSettings
 from cadsr_sklearn.search.training import grpo_loss, risk_seeking_loss
 
 
@@ -32,7 +32,7 @@ def setup():
     sampler = Sampler(policy, library, Constraints(library, max_length=16, max_constants=10))
     batch = sampler.sample(40, torch.Generator().manual_seed(1))
     rewards = np.random.default_rng(2).normal(size=40)
-    config = TrainingConfig.from_params({**CADSRRegressor().get_params(), "batch_size": 40,
+    config = TrainingSettings.from_params({**CADSRRegressor().get_params(), "batch_size": 40,
                                          "alpha": 25.0, "beta": 0.0, "entropy_coef": 0.0})
     weights = torch.as_tensor(rank_weights(rewards, config.alpha, config.batch_size, config.lam),
                               dtype=torch.float32)

@@ -5,11 +5,10 @@ and the front.
 notebook's rich display (``_repr_mimebundle_``, ``_repr_html_``) show, under
 scikit-learn's parameter repr, each output's chosen formula named after its
 target, its complexity, training R² and (in a fit with units) its units, and
-the Pareto front as a compact
-table (:func:`text_summary`, :func:`html_summary`); below it, the user's
-``guesses`` fitted, each with whether the chosen formula beats it on the
-criterion. An unfitted estimator
-shows scikit-learn's display alone::
+the Pareto front as a compact table (:func:`text_summary`, :func:`html_summary`);
+below it, the user's ``guesses`` fitted, each with whether the chosen formula
+beats it on the criterion. An unfitted estimator shows scikit-learn's display
+alone; a fitted one, for instance::
 
     CADSRRegressor(max_time=20, random_state=0)
     T = 6.282*sqrt(L/g)
@@ -131,7 +130,7 @@ def _outputs(model) -> list[_Shown]:
     return shown
 
 
-def _shown(rows: list, chosen: int | None) -> tuple[list[int], int]:
+def _listed_rows(rows: list, chosen: int | None) -> tuple[list[int], int]:
     """Positions of the rows to list (the chosen one and the simplest others, at most
     :data:`MAX_ROWS`), and how many are left out."""
     keep = list(range(len(rows)))
@@ -191,7 +190,7 @@ def _with_r2(front: FittedFront) -> bool:
 
 def _front_lines(output: _Shown) -> list[str]:
     front = output.front
-    keep, left_out = _shown(front.rows, output.position)
+    keep, left_out = _listed_rows(front.rows, output.position)
     lines = ["row    k" + ("    train R²" if _with_r2(front) else "") + "  formula"]
     for i in keep:
         row = front.rows[i]
@@ -270,7 +269,7 @@ def _formula(output: _Shown) -> str:
 
 def _front_table(output: _Shown) -> str:
     front = output.front
-    keep, left_out = _shown(front.rows, output.position)
+    keep, left_out = _listed_rows(front.rows, output.position)
     head = _head(front, ("<th style=\"{0}\" title=\"the index= of predict, sympy, latex, "
                          "export\">row</th>").format(_CELL), ("formula",))
     body = []

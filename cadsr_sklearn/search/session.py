@@ -12,22 +12,24 @@ is reported as a bug (numerical faults raise nothing in the kernels);
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import torch
 
 from ..scoring import levenberg_marquardt
 from .continuation import SearchSaver
 from .devices import blas_threads, torch_threads
-from ..reporting.progress import Progress
 from .build import Search
 from .training import EpochRecord, SearchResult
+
+if TYPE_CHECKING:  # the display is the caller's (a factory): the search imports no report
+    from ..reporting.progress import Progress
 
 __all__ = ["run_session", "check_found"]
 
 
-def run_session(search: Search, saver: SearchSaver, progress: Callable[[], Progress],
-        device: torch.device) -> SearchResult:
+def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Progress"],
+                device: torch.device) -> SearchResult:
     """Run ``search`` to its stop on ``device``, saved by ``saver``, shown by ``progress()``."""
     # The compiled kernels, before the budget's clock starts: the first run on a
     # machine compiles them (tens of seconds, once), which max_time does not count.
@@ -91,4 +93,4 @@ def _warn_if_fits_raised(search: Search) -> None:
                       f"scored as invalid (first: {failed.first_error}). This is a bug in "
                       "cadsr-sklearn; please report it with the data and parameters of this "
                       "fit.", RuntimeWarning,
-                      stacklevel=6)  # the caller of fit: past run, _fit, fit, sklearn's wrapper
+                      stacklevel=6)  # the caller of fit: past run_session, _fit, fit, sklearn's

@@ -44,7 +44,7 @@ from ..scoring.rewards import rank_weights
 from ..sampling.sampler import (Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax,
                                 token_log_probs)
 from ..scoring.scorer import Candidate, HallOfFame, Scorer
-from ..settings import TrainingConfig
+from ..settings import TrainingSettings
 
 __all__ = ["POLICY_UPDATES", "CallProgress", "LoopState", "SearchResult", "SearchParts",
            "EpochRecord", "UpdateDiagnostics", "run_loop"]
@@ -130,7 +130,7 @@ class LoopState:
         """The state before the first epoch: θ_ref a frozen copy of θ."""
         return cls(copy.deepcopy(policy).requires_grad_(False))
 
-    def new_call(self, config: TrainingConfig) -> None:
+    def new_call(self, config: TrainingSettings) -> None:
         """Start a call's budget afresh (warm start), with the call's learning rate."""
         self.call = CallProgress()
         for group in self.optimizer.param_groups if self.optimizer is not None else ():
@@ -159,7 +159,7 @@ def grpo_loss(
     weights: torch.Tensor,
     old_log_probs: torch.Tensor,
     ref_log_dist: torch.Tensor,
-    config: TrainingConfig,
+    config: TrainingSettings,
 ) -> tuple[torch.Tensor, "UpdateDiagnostics"]:
     """Negative of eq. (13) minus the entropy bonus, with its diagnostics.
 
@@ -198,7 +198,7 @@ def grpo_loss(
 
 
 def risk_seeking_loss(
-    policy: Policy, batch: Batch, weights: torch.Tensor, config: TrainingConfig
+    policy: Policy, batch: Batch, weights: torch.Tensor, config: TrainingSettings
 ) -> tuple[torch.Tensor, "UpdateDiagnostics"]:
     """The "Drop GRPO" ablation: the rank-weighted risk-seeking gradient, eq. (12)."""
     scale = 100.0 / (config.alpha * config.batch_size)
@@ -223,7 +223,7 @@ class SearchParts:
     sampler: Sampler
     scorer: Scorer  # fits and scores the loop's formulas (on a batch of rows for a large table)
     final_scorer: Scorer  # the same on all rows: the answer's (the scorer itself without a batch)
-    config: TrainingConfig
+    config: TrainingSettings
     generator: torch.Generator  # every draw of the sampler
     exact_loss: float  # training MSE at or below which τ* is exact: the "tol" stop
     state: LoopState
@@ -400,7 +400,7 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights,
     return diagnostics
 
 
-def _stop_reason(config: TrainingConfig, state: LoopState, exact_loss: float,
+def _stop_reason(config: TrainingSettings, state: LoopState, exact_loss: float,
                  n_rows: float) -> str:
     """Why the loop stops before its next epoch, or "" to go on.
 

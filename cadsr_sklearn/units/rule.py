@@ -40,7 +40,15 @@ UNITS_PRIOR_WEIGHT = 1.0
 
 @dataclass(frozen=True)
 class UnitsRule:
-    """Dimensional consistency with ``units``: the mask, the prior, the flag and the check."""
+    """Dimensional consistency with ``units``: the mask, the prior, the flag and the check.
+
+    What a batch of growing trees knows of its units (each node's need, the reach of
+    each token) is the :class:`~cadsr_sklearn.units.masks.UnitTracker` that the
+    constraints' tree state carries, row for row with the trees. The rule is what the
+    constraints, the priors, the sampler and the scorer ask, so that none of them reads
+    that tracker, or the data's units, itself. ``state`` below is such a tree state
+    (:meth:`~cadsr_sklearn.sampling.constraints.Constraints.new_state`).
+    """
 
     units: Units
 
