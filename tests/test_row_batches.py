@@ -6,6 +6,7 @@ import torch
 from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.search import build
 from cadsr_sklearn.search.build import batch_weights, build_search, score_batch
 from cadsr_sklearn.settings import SearchSettings
 
@@ -49,8 +50,8 @@ def test_the_answer_is_fitted_and_scored_on_every_row(data):
     for row in model.pareto_front_:
         residuals = row.expression.evaluate(X) - y
         assert row.loss == pytest.approx(np.mean(residuals ** 2), rel=1e-9)
-        # constants judged on const_fit_samples=1000 rows of the table, not on the batch's 300
-        assert row.uncertainty.dof == 1000 - row.expression.n_fitted
+        # constants fitted on every row of the table, not on const_fit_samples=1000 of them
+        assert row.uncertainty.dof == len(y) - row.expression.n_fitted
     # each row's criterion is what a search without a batch gives it on the whole table
     # (rows without fitted constants, whose score does not depend on the fitter's rows)
     settings = SearchSettings.from_params({**model.get_params(), "row_batch": None})
@@ -69,3 +70,45 @@ def test_no_batch_below_its_size(data):
     b = CADSRRegressor(**params, row_batch=len(y)).fit(X, y)
     assert [h["best_reward"] for h in a.history_] == [h["best_reward"] for h in b.history_]
     assert a.expression_ == b.expression_
+
+
+def _gradient_on(expression, X, y, rows):
+    """d(mean squared residual)/d(constants) on ``rows``, by central differences."""
+    free = np.flatnonzero(~expression.fixed)
+    gradient = []
+    for k in free:
+        step = 1e-6 * max(1.0, abs(expression.constants[k]))
+        losses = []
+        for sign in (1, -1):
+            constants = expression.constants.copy()
+            constants[k] += sign * step
+            moved = expression.with_constants(constants)
+            losses.append(np.mean((moved.evaluate(X[rows]) - y[rows]) ** 2))
+        gradient.append((losses[0] - losses[1]) / (2 * step))
+    return np.array(gradient)
+
+
+def test_the_answer_is_the_least_squares_fit_on_every_row(data):
+    # 3000 rows, constants fitted on 1000 in the loop: the answer's constants are those of
+    # all 3000, so the criterion compares formulas at their best fit where it charges them
+    X, y = data
+    model = CADSRRegressor(**{**TINY, "n_epochs": 6}).fit(X, y)
+    fitted = [row for row in model.pareto_front_ if row.expression.n_fitted]
+    assert fitted
+    for row in fitted:
+        every = _gradient_on(row.expression, X, y, np.arange(len(y)))
+        scale = np.mean(y ** 2)
+        assert np.all(np.abs(every) < 1e-6 * scale), (row.equation, every)
+
+
+def test_a_table_above_the_answer_rows_is_judged_on_a_stratified_sample(data, monkeypatch):
+    X, y = data
+    monkeypatch.setattr(build, "ANSWER_ROWS", 2000)
+    settings = SearchSettings.from_params(CADSRRegressor(**TINY).get_params())
+    search = build_search(settings, X, y, None, torch.device("cpu"), 0, 0)
+    final = search.final_scorer
+    sample = score_batch(y, 2000, 0)
+    # the rows of the training set it fitted on, every one of the sample; S is the sample's
+    np.testing.assert_array_equal(final.fitter.rows_, sample)
+    assert final.reward.n_samples == 2000 and final.screen is None
+    assert len(search.scorer.fitter.rows_) == 1000  # the loop's fitter is as before
