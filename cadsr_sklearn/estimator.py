@@ -184,8 +184,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     tpsr_lambda : float, default=0.1
         λ of the TPSR reward.
     const_fit_samples : int, default=1000
-        Rows (a random subsample) on which constants are fitted; rewards use
-        the rows of ``row_batch``.
+        Rows (a random subsample) on which the search fits constants; rewards
+        use the rows of ``row_batch``. After the search, the answer and the
+        rest of the front are fitted on every row (up to a million; see
+        ``row_batch``).
     const_screen_samples : int or None, default=256
         When the rows constants are fitted on are more than this, every new
         formula's constants are first fitted on a random subsample of this
@@ -198,9 +200,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         each of as many runs of the rows in the order of y), drawn once per
         search and weighted to count as all S observations;
         ``const_fit_samples`` then counts rows of the batch. After the loop the
-        front and τ* are refitted, scored, chosen, pruned and snapped on all
-        rows: ``equations_`` reports fits on the whole table. ``None`` scores
-        every formula on all rows.
+        front and τ* are refitted on all rows (a stratified million of a larger
+        table), then scored, chosen, pruned and snapped there: ``equations_``
+        reports fits on the whole table. ``None`` scores every formula on all
+        rows.
     max_time : float or None, default=None
         Wall-clock budget in seconds; the search stops before an epoch that
         would overrun it, and pruning and snapping stop at its end (reporting

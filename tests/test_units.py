@@ -99,9 +99,16 @@ def test_the_check_accepts_laws_and_says_why_it_rejects_the_rest():
         ("pow", "x1", "x0"): "exponent",
         ("mul", "x0", "pow", "x1", "c"): "fitted exponent",
     }
+    rule = UnitsRule(units)
     for names, reason in cases.items():
-        verdict = check_units(_expression(library, list(names)), units)
+        expression = _expression(library, list(names))
+        verdict = check_units(expression, units)
         assert not verdict.consistent and reason in verdict.reason, (names, verdict)
+        # the scorer's question: the same verdict, the reason left unwritten
+        assert rule.check(expression).reason == verdict.reason
+        assert not rule.consistent(expression)
+        assert check_units(expression, units, explain=False).reason == ""
+    assert rule.consistent(law)
 
 
 def test_the_overall_factor_takes_the_units_the_formula_needs():

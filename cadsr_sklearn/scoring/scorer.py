@@ -279,7 +279,7 @@ class Scorer:
                        from_held: bool, fresh_starts: bool = True) -> "_Scored":
         if self.units is None:
             return self._fit_and_score_all(expressions, fitter, from_held, fresh_starts)
-        consistent = [j for j, e in enumerate(expressions) if self.units.check(e).consistent]
+        consistent = [j for j, e in enumerate(expressions) if self.units.consistent(e)]
         candidates = [Candidate(e, -math.inf, math.inf, screened=fitter is self.screen,
                                 rejected_for_units=True) for e in expressions]
         fit_held = np.zeros(len(expressions), dtype=bool)  # nothing fitted for the rejected

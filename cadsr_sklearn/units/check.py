@@ -123,7 +123,13 @@ class UnitCheck:
 
 
 class _Inconsistent(Exception):
-    pass
+    """A formula breaks the rule: the message's template and the units it names, formatted
+    only when a reason is asked for (the scorer asks only whether; formatting units in
+    the user's terms costs more than the check)."""
+
+    def reason(self, units: Units) -> str:
+        template, *values = self.args
+        return template.format(*(_shown(value, units) for value in values))
 
 
 # A subtree's units: an exponent vector, _FREE for the overall factor (a constant
@@ -133,13 +139,13 @@ _FREE, _OPEN = "free", "open"
 
 
 def check_units(expression: Expression, units: Units, rules: Sequence[UnitRule] | None = None,
-                names: Sequence[str] | None = None) -> UnitCheck:
+                explain: bool = True) -> UnitCheck:
     """Whether ``expression`` is dimensionally consistent under ``units``, and its units.
 
     ``rules`` are :func:`token_unit_rules` of the expression's library (computed
-    if not given); ``names`` name the features in the reason. With
-    ``units.dimensional_constant``, a constant on the top product chain (a factor
-    of the whole formula through ``*`` and ``/`` only) is the overall factor.
+    if not given); without ``explain``, an inconsistent formula's reason is left
+    empty. With ``units.dimensional_constant``, a constant on the top product chain
+    (a factor of the whole formula through ``*`` and ``/`` only) is the overall factor.
     """
     rules = token_unit_rules(expression.library) if rules is None else rules
     tokens = expression.tokens
@@ -160,9 +166,9 @@ def check_units(expression: Expression, units: Units, rules: Sequence[UnitRule] 
     try:
         for i in range(n - 1, -1, -1):  # children before parents: BFS order reversed
             values[i] = _node_units(rules[tokens[i]], [values[c] for c in expression.children(i)],
-                                    units, on_chain[i], names)
+                                    units, on_chain[i])
     except _Inconsistent as err:
-        return UnitCheck(False, reason=str(err))
+        return UnitCheck(False, reason=err.reason(units) if explain else "")
     root = values[0]
     if root is _FREE:
         if units.target is None:
@@ -172,14 +178,15 @@ def check_units(expression: Expression, units: Units, rules: Sequence[UnitRule] 
     if root is _OPEN:
         if units.target is None:
             return UnitCheck(True, None)
-        return UnitCheck(False, reason="its units depend on a fitted exponent")
+        return UnitCheck(False, reason="its units depend on a fitted exponent" if explain else "")
     if units.target is not None and not same_units(root, units.target):
-        return UnitCheck(False, reason=f"it is in {units.format(root)}, the target in "
-                                       f"{units.format(units.target)}")
+        reason = (f"it is in {units.format(root)}, the target in {units.format(units.target)}"
+                  if explain else "")
+        return UnitCheck(False, reason=reason)
     return UnitCheck(True, root)
 
 
-def _node_units(rule: UnitRule, children: list, units: Units, on_chain: bool, names):
+def _node_units(rule: UnitRule, children: list, units: Units, on_chain: bool):
     kind = rule.kind
     D = len(units.base)
     if kind == "variable":
@@ -190,8 +197,8 @@ def _node_units(rule: UnitRule, children: list, units: Units, on_chain: bool, na
         for child in children:
             if child is _OPEN or (child is not _FREE
                                   and np.any(np.abs(child) > EXPONENT_TOLERANCE)):
-                raise _Inconsistent(f"the argument of a function is in "
-                                    f"{_shown(child, units)}, not dimensionless")
+                raise _Inconsistent("the argument of a function is in {}, not dimensionless",
+                                    child)
         return np.zeros(D)
     if kind == "scale":
         (child,) = children
@@ -201,7 +208,7 @@ def _node_units(rule: UnitRule, children: list, units: Units, on_chain: bool, na
         if a is _FREE or b is _FREE:
             return b if a is _FREE else a
         if a is _OPEN or b is _OPEN or not same_units(a, b):
-            raise _Inconsistent(f"it adds {_shown(a, units)} to {_shown(b, units)}")
+            raise _Inconsistent("it adds {} to {}", a, b)
         return a
     if kind in ("mul", "div"):
         if a is _FREE or b is _FREE:
@@ -211,7 +218,7 @@ def _node_units(rule: UnitRule, children: list, units: Units, on_chain: bool, na
         return a + b if kind == "mul" else a - b
     # pow: a fitted (dimensionless) exponent; a dimensional base leaves the units open
     if b is _OPEN or (b is not _FREE and np.any(np.abs(b) > EXPONENT_TOLERANCE)):
-        raise _Inconsistent(f"an exponent is in {_shown(b, units)}, not dimensionless")
+        raise _Inconsistent("an exponent is in {}, not dimensionless", b)
     if a is _FREE or a is _OPEN:
         return a
     return np.zeros(D) if not np.any(np.abs(a) > EXPONENT_TOLERANCE) else _OPEN

@@ -14,8 +14,8 @@ acts at four points of the search, and each asks this one object:
 * **the batch flag** — a tree whose mask had to yield somewhere is marked, so that
   the sampler can replace it (:meth:`UnitsRule.broken`);
 * **the final check** — every finished formula is checked before its constants are
-  fitted, and rejected if it fails (:meth:`UnitsRule.check`; the scorer and the
-  guesses).
+  fitted, and rejected if it fails (:meth:`UnitsRule.consistent` in the scorer,
+  :meth:`UnitsRule.check`, which also says why, for the guesses).
 """
 
 from __future__ import annotations
@@ -75,5 +75,10 @@ class UnitsRule:
         return state.units.violated
 
     def check(self, expression: Expression) -> UnitCheck:
-        """The final check of a finished formula."""
+        """The final check of a finished formula, with the reason of a rejection."""
         return check_units(expression, self.units)
+
+    def consistent(self, expression: Expression) -> bool:
+        """Whether a finished formula passes the final check (the scorer's question, asked
+        of every new formula: the reason is not worked out)."""
+        return check_units(expression, self.units, explain=False).consistent

@@ -4,10 +4,12 @@ A finished run of appendix Algorithm 4 (:func:`cadsr_sklearn.search.training.run
 hall of fame and τ* as the loop scored them. :func:`refine` makes the answer out
 of them, in this order:
 
-1. After a search on a batch of a large table's rows (``row_batch``), the
-   batch's Pareto front and τ* are fitted again and scored on every row, and
-   τ* is the best of them there; otherwise the front's formulas screened on a
-   subsample are refitted on all the fitter's rows.
+1. After a search that fitted constants on fewer rows than the table has (a row
+   batch, or more rows than ``const_fit_samples``), the loop's Pareto front and τ*
+   are fitted again on every row and scored there (the final scorer of
+   :func:`~cadsr_sklearn.search.build.build_scoring`), and τ* is the best of them
+   there; otherwise the front's formulas screened on a subsample are refitted on
+   all the fitter's rows.
 2. The baselines, the constant and the affine formula in each feature, are
    scored beside them (:mod:`.refinement.baselines`): τ* is never ranked below them.
 3. τ* is pruned (:mod:`.refinement.pruning`): the node-removing edits that raise its
@@ -39,8 +41,8 @@ __all__ = ["refine"]
 
 def refine(search: SearchParts, result: SearchResult) -> SearchResult:
     """The answer out of a finished loop's ``result`` (:func:`.training.run_loop`), in
-    place: its front refitted on all rows (scored on all of them after a search on a batch
-    of rows), the baselines beside it, then τ* pruned and the front snapped unless the
+    place: its front refitted on all rows (fitted and scored on every row where the loop
+    fitted on part of them), the baselines beside it, then τ* pruned and the front snapped unless the
     search was interrupted. The loop's state is left as it is."""
     sampler, config = search.sampler, search.config
     scorer = search.final_scorer  # from here on, the whole table judges
@@ -68,11 +70,11 @@ def refine(search: SearchParts, result: SearchResult) -> SearchResult:
 
 
 def _score_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
-    """A search on a batch of rows: its Pareto front and τ* fitted again on all rows, from
-    the constants the batch gave them, and scored there; τ* is then the best of them by
-    the criterion on the whole table (None if none is finite on it). The members of the
-    hall of fame off the batch's front, which a simpler member beats there, are left out:
-    each costs a pass over every row."""
+    """A search that fitted on part of the rows: its Pareto front and τ* fitted again on
+    all rows, from the constants the loop gave them, and scored there; τ* is then the best
+    of them by the criterion on the whole table (None if none is finite on it). The members
+    of the hall of fame off the loop's front, which a simpler member beats there, are left
+    out: each costs a fit on every row."""
     members = result.hall_of_fame.pareto_front(keep=result.best)
     rescored = scorer.refit([c.expression for c in members], fresh_starts=False)
     result.hall_of_fame = HallOfFame()
