@@ -42,8 +42,8 @@ __all__ = ["refine"]
 def refine(search: SearchParts, result: SearchResult) -> SearchResult:
     """The answer out of a finished loop's ``result`` (:func:`.training.run_loop`), in
     place: its front refitted on all rows (fitted and scored on every row where the loop
-    fitted on part of them), the baselines beside it, then τ* pruned and the front snapped unless the
-    search was interrupted. The loop's state is left as it is."""
+    fitted on part of them), the baselines beside it, then τ* pruned and the front
+    snapped unless the search was interrupted. The loop's state is left as it is."""
     sampler, config = search.sampler, search.config
     scorer = search.final_scorer  # from here on, the whole table judges
     exact_loss, start = search.exact_loss, result.started
