@@ -206,8 +206,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         rows.
     max_time : float or None, default=None
         Wall-clock budget in seconds; the search stops before an epoch that
-        would overrun it, and pruning and snapping stop at its end (reporting
-        the front comes after it, typically a fraction of a second).
+        would overrun it, and pruning and snapping stop at its end (the
+        answer's snapping may take one epoch's time more; reporting the front
+        comes after it, typically a fraction of a second).
     max_evaluations : int or None, default=None
         Budget of scored expressions (counted per batch).
     tol : float, default=1e-20

@@ -65,7 +65,8 @@ def refine(search: SearchParts, result: SearchResult) -> SearchResult:
         _prune_best(result, scorer, sampler, config, start, exact_loss)
     result.unsnapped = result.best
     if config.snap_constants and result.best is not None and not result.interrupted:
-        _snap_front(result, scorer, config, start, exact_loss)
+        _snap_front(result, scorer, config, start, exact_loss,
+                    grace=search.state.call.last_epoch_seconds)
     return result
 
 
@@ -118,11 +119,13 @@ def _finishing_limits(result, config, start, exact_loss) -> tuple[float | None, 
     return deadline, exact_loss if result.stop_reason == "tol" else math.inf
 
 
-def _snap_front(result, scorer, config, start, exact_loss) -> None:
+def _snap_front(result, scorer, config, start, exact_loss, grace: float) -> None:
     """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
 
-    τ* is always snapped (a few fits per constant, well under an epoch), even
-    when pruning used up the budget, and its snapped form is the answer, unless
+    τ* is snapped even when pruning used up the budget: its rounds may start until
+    ``grace`` seconds (the last epoch's) after the end of ``max_time``, where a
+    round is a few fits per constant, on a large table each on every row of it. Its
+    snapped form is the answer, unless
     a snapped member of the front dominates it (no more complex, strictly lower
     loss). A member that merely scores a higher criterion does not take τ*'s
     place: each snap picks one of several nearby numbers, a choice the BIC does
@@ -133,8 +136,9 @@ def _snap_front(result, scorer, config, start, exact_loss) -> None:
     deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     polish = partial(scorer.refit, fresh_starts=False)
     rows = scorer.reward.n_samples  # S: with frequency weights, their sum
+    answer_deadline = None if deadline is None else deadline + grace
     try:
-        best = snap(result.best, polish, max_loss, n_samples=rows)
+        best = snap(result.best, polish, max_loss, answer_deadline, n_samples=rows)
         others, members = [], []
         for member in result.hall_of_fame.pareto_front():
             if deadline is not None and time.perf_counter() >= deadline:
