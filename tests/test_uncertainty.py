@@ -156,26 +156,30 @@ def test_the_estimator_weights_the_standard_errors_as_its_fit(model):
 
 
 def test_the_standard_errors_are_those_of_the_rows_the_constants_were_fitted_on():
-    # 600 rows, constants fitted on 100 of them: they are as uncertain as 100 rows make
-    # them (√6 times the errors all 600 rows would give)
+    # 600 rows, constants fitted on 100 of them during the search: the answer is fitted
+    # again on all 600, and its errors are those of 600 rows (√6 times smaller than the
+    # 100 rows of the search would give)
     rng = np.random.default_rng(2)
     X = rng.uniform(0.5, 2.5, size=(600, 2))
     y = 1.7 * X[:, 0] * X[:, 1] + rng.normal(0, 0.05, 600)
     model = CADSRRegressor(**{**TINY, "n_epochs": 6}, const_fit_samples=100,
                            snap_constants=False, warm_start=True).fit(X, y)
     search = checkpoint.loads(model.search_state_, torch.device("cpu")).search
-    rows = search.scorer.fitter.rows_
-    assert len(rows) == 100 and search.scorer.screen is None  # 100 rows: nothing to screen
+    assert len(search.scorer.fitter.rows_) == 100 and search.scorer.screen is None
+    rows = search.final_scorer.fitter.rows_
+    np.testing.assert_array_equal(rows, np.arange(600))
     best = model.best_expression_
     assert best.n_fitted > 0
     expected = constant_uncertainty(best, X, y, rows=rows).standard_errors
     chosen = next(row for row in model.pareto_front_ if row.selected)
     np.testing.assert_array_equal(chosen.uncertainty.standard_errors, expected)
-    np.testing.assert_allclose(expected / constant_uncertainty(best, X, y).standard_errors,
-                               np.sqrt(6), rtol=0.2)
-    # the displayed formula's constants: on the same 100 rows
+    search_rows = search.scorer.fitter.rows_
+    np.testing.assert_allclose(
+        constant_uncertainty(best, X, y, rows=search_rows).standard_errors / expected,
+        np.sqrt(6), rtol=0.2)
+    # the displayed formula's constants: on the same 600 rows
     shown = chosen.constants
-    assert shown.uncertainty.dof == 100 - len(shown.names)
+    assert shown.uncertainty.dof == 600 - len(shown.names)
     np.testing.assert_array_equal(
         model.constants_["std_error"],
         shown_constants(chosen.equation, chosen.digits, best, model.symbol_names_, X, y,

@@ -32,7 +32,7 @@ from functools import partial
 
 from .baselines import add_baselines
 from .pruning import prune
-from ...scoring.scorer import HallOfFame, Scorer
+from ...scoring.scorer import Candidate, HallOfFame, Scorer
 from .snapping import snap
 from ..training import SearchParts, SearchResult
 
@@ -61,11 +61,14 @@ def refine(search: SearchParts, result: SearchResult) -> SearchResult:
                                         sampler.constraints)
         except KeyboardInterrupt:
             result.interrupted, result.stop_reason = True, "interrupted"
+    # Where the answer is fitted on more rows than the loop's fits, the loop's scorer
+    # proposes the edits (pruning, the front's snaps but τ*'s) and every row judges them.
+    proposer = search.scorer
     if config.prune and result.best is not None and not result.interrupted:
-        _prune_best(result, scorer, sampler, config, start, exact_loss)
+        _prune_best(result, scorer, proposer, sampler, config, start, exact_loss)
     result.unsnapped = result.best
     if config.snap_constants and result.best is not None and not result.interrupted:
-        _snap_front(result, scorer, config, start, exact_loss,
+        _snap_front(result, scorer, proposer, config, start, exact_loss,
                     grace=search.state.call.last_epoch_seconds)
     return result
 
@@ -96,20 +99,44 @@ def _refit_front_on_all_rows(result: SearchResult, scorer: Scorer) -> None:
         result.best = leader
 
 
-def _prune_best(result, scorer, sampler, config, start, exact_loss) -> None:
+def _prune_best(result, scorer, proposer, sampler, config, start, exact_loss) -> None:
     """Prune τ* in place (not counted in n_evaluations: nothing is sampled).
 
-    Within the time budget; exact fits stay exact; Ctrl-C keeps τ* unpruned.
+    Within the time budget; exact fits stay exact; Ctrl-C keeps τ* unpruned. Where
+    ``scorer`` (every row) is not the loop's ``proposer``, pruning runs on the
+    proposer's cheaper fits, and its result replaces τ* only if it scores higher
+    fitted on every row: a round of pruning refits dozens of edits.
     """
     deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
+    admits = sampler.constraints.admits
     try:
-        result.best = prune(result.best, scorer.refit, sampler.constraints.admits, max_loss,
-                            deadline)
+        if proposer is scorer:
+            result.best = prune(result.best, scorer.refit, admits, max_loss, deadline)
+        else:
+            result.best = _judged(result.best, scorer, prune(
+                _rescored(result.best, proposer), proposer.refit, admits, max_loss, deadline),
+                max_loss)
     except KeyboardInterrupt:
         result.interrupted = True
         result.stop_reason = "interrupted"
         return
     result.hall_of_fame.update([result.best])
+
+
+def _rescored(candidate: Candidate, scorer: Scorer) -> Candidate:
+    """``candidate`` fitted and scored by ``scorer``, from its constants."""
+    [again] = scorer.refit([candidate.expression], fresh_starts=False)
+    return again
+
+
+def _judged(current: Candidate, scorer: Scorer, proposal: Candidate,
+            max_loss: float) -> Candidate:
+    """``proposal`` fitted and scored by ``scorer`` (every row) if it scores higher there
+    than ``current`` (scored by it already), else ``current``."""
+    if proposal.expression.key == current.expression.key:
+        return current
+    judged = _rescored(proposal, scorer)
+    return judged if judged.loss <= max_loss and judged.criterion > current.criterion else current
 
 
 def _finishing_limits(result, config, start, exact_loss) -> tuple[float | None, float]:
@@ -119,7 +146,7 @@ def _finishing_limits(result, config, start, exact_loss) -> tuple[float | None, 
     return deadline, exact_loss if result.stop_reason == "tol" else math.inf
 
 
-def _snap_front(result, scorer, config, start, exact_loss, grace: float) -> None:
+def _snap_front(result, scorer, proposer, config, start, exact_loss, grace: float) -> None:
     """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
 
     τ* is snapped even when pruning used up the budget: its rounds may start until
@@ -131,7 +158,9 @@ def _snap_front(result, scorer, config, start, exact_loss, grace: float) -> None
     place: each snap picks one of several nearby numbers, a choice the BIC does
     not charge for, so a large formula with many snapped constants would gain
     more than it is worth. After an exact fit (the ``tol`` stop), snaps must
-    keep the fit exact.
+    keep the fit exact. τ* is snapped with fits on every row; the other members,
+    where the loop's ``proposer`` fitted on fewer, by the proposer's fits, each
+    result kept if it scores higher on every row.
     """
     deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     polish = partial(scorer.refit, fresh_starts=False)
@@ -144,7 +173,13 @@ def _snap_front(result, scorer, config, start, exact_loss, grace: float) -> None
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if member.expression.key != result.best.expression.key and member.expression.n_fitted:
-                others.append(snap(member, polish, max_loss, deadline, n_samples=rows))
+                if proposer is scorer:
+                    others.append(snap(member, polish, max_loss, deadline, n_samples=rows))
+                else:
+                    proposal = snap(_rescored(member, proposer),
+                                    partial(proposer.refit, fresh_starts=False), max_loss,
+                                    deadline, n_samples=rows)
+                    others.append(_judged(member, scorer, proposal, max_loss))
                 members.append(member)
     except KeyboardInterrupt:
         result.interrupted = True
