@@ -64,34 +64,6 @@ def _fixes_units(kind: torch.Tensor) -> torch.Tensor:
     return (kind == VARIABLE) | (kind == CONSTANT) | (kind == DIMENSIONLESS) | (kind == POW)
 
 
-class _RowMemo:
-    """A pure function of a few numbers per tree, (b, K) → (b, V), computed once for each
-    distinct value and looked up after. A batch's needs take a handful of distinct values
-    (the target's units, the units left for a factor, …), so a step of sampling costs
-    one look-up instead of the reach tables' arithmetic on every tree."""
-
-    _LIMIT = 4096  # distinct values kept; past it the memo starts over
-
-    def __init__(self, compute) -> None:
-        self.compute = compute
-        self.index: dict[tuple, int] = {}  # value → its row of ``rows``
-        self.rows: torch.Tensor | None = None  # (n, V)
-
-    def __call__(self, keys: torch.Tensor) -> torch.Tensor:
-        unique, inverse = torch.unique(keys, dim=0, return_inverse=True)  # (u, K), (b,)
-        wanted = [tuple(row) for row in unique.tolist()]
-        missing = [i for i, key in enumerate(wanted) if key not in self.index]
-        if missing:
-            if len(self.index) + len(missing) > self._LIMIT:
-                self.index, self.rows, missing = {}, None, list(range(len(wanted)))
-            fresh = self.compute(unique[missing])  # (m, V)
-            start = 0 if self.rows is None else len(self.rows)
-            self.rows = fresh if self.rows is None else torch.cat([self.rows, fresh])
-            self.index.update((wanted[i], start + j) for j, i in enumerate(missing))
-        at = torch.tensor([self.index[key] for key in wanted], device=keys.device)
-        return self.rows[at[inverse]]
-
-
 class ReachCosts:
     """The fewest nodes a subtree needs to have given units: a dynamic programme over
     subtree sizes, with the variables' units (and a dimensionless constant) as leaves.
@@ -261,78 +233,8 @@ class UnitTables:
                        else torch.as_tensor(units.target, dtype=torch.float64, device=device))
         self.dimensional_constant = units.dimensional_constant
         self.D = D
-        self.fixes_units = _fixes_units(self.kind)  # (V,)
-        # (1, V) the fewest nodes of a subtree rooted at each token whose units it fixes
-        # itself: 1 for a variable or a constant, a function and its argument
-        own = self._subtree_costs(torch.zeros(1, D + 1, dtype=torch.float64, device=device))
-        self.own_costs = torch.where(self.is_variable.unsqueeze(0), 1, own)
-        #: Memos of the costs the mask asks for at every step (see the methods)
-        self.subtree_costs = _RowMemo(self._subtree_costs)
-        self.pair_costs = _RowMemo(self._pair_costs)
-        self.settling_costs = _RowMemo(self._settling_costs)
-
-    def _subtree_costs(self, keys: torch.Tensor) -> torch.Tensor:
-        """Fewest nodes (b, V) of a subtree rooted at each token, for keys (b, D + 1): the
-        units the subtree needs, and 1 on the top product chain (else 0)."""
-        need, on_top_chain = keys[:, :-1], keys[:, -1] > 0
-        total, product, quotient = self.reach.lookup(need)  # (b,) each
-        dimensionless = (need.abs() < EXPONENT_TOLERANCE).all(dim=1, keepdim=True)  # (b, 1)
-        matches = ((need.unsqueeze(1) - self.exponents.unsqueeze(0)).abs()
-                   < EXPONENT_TOLERANCE).all(dim=2)  # (b, V)
-        factor = on_top_chain.unsqueeze(1) & self.dimensional_constant  # (b, 1)
-        cost = torch.full(matches.shape, _UNREACHABLE, dtype=torch.long, device=need.device)
-        kind = self.kind.unsqueeze(0).expand_as(cost)
-        cost[self.is_variable.expand_as(cost) & matches] = 1
-        cost[(kind == CONSTANT) & (dimensionless | factor)] = 1
-        # the literal 1, a function of a dimensionless argument, a power of dimensionless terms
-        # (an operator's argument is never a lone constant: the constant-subtree rule)
-        argument = self.reach.dimensionless_argument
-        plain = (kind == DIMENSIONLESS) & (self.arity > 0).unsqueeze(0)
-        cost = torch.where(plain & dimensionless, 1 + self.arity.unsqueeze(0) * argument, cost)
-        cost = torch.where((kind == DIMENSIONLESS) & (self.arity == 0).unsqueeze(0)
-                           & dimensionless, 1, cost)
-        cost = torch.where((kind == POW) & dimensionless, 2 + argument, cost)
-        # on the top chain, the overall factor times (or over) anything: c·x, x/c
-        by_factor = torch.where(factor, 3, _UNREACHABLE)  # (b, 1)
-        cost = torch.where(kind == MUL, torch.minimum(product.unsqueeze(1), by_factor), cost)
-        cost = torch.where(kind == DIV, torch.minimum(quotient.unsqueeze(1), by_factor), cost)
-        cost = torch.where(kind == SAME, 2 * total.unsqueeze(1) + 1, cost)
-        for f in self.scale_factors:  # the child of a token that scales units by f needs need/f
-            child, _, _ = self.reach.lookup(need / f)
-            child = torch.where(dimensionless.squeeze(1), argument, child)
-            scaled = (kind == SCALE) & (self.factor[:-1] == f).unsqueeze(0)
-            cost = torch.where(scaled, child.unsqueeze(1) + 1, cost)
-        return cost
-
-    def _pair_costs(self, keys: torch.Tensor) -> torch.Tensor:
-        """Fewest nodes (b, V) of a product's two factors when the left one takes each
-        token, for keys (b, D + 2): the product's need u, 1 for ``*`` (0 for ``/``), and 1
-        where the constant may be the overall factor (see
-        :meth:`UnitTracker._left_factor_costs`)."""
-        u, is_mul, factor = keys[:, :-2], keys[:, -2] > 0, keys[:, -1:] > 0  # (b, D), (b,), (b, 1)
-        sign = torch.where(is_mul, 1.0, -1.0).to(u.dtype).unsqueeze(1)  # (b, 1)
-        # right need: u − left for ×, left − u for ÷, i.e. sign·(u − left)
-        right_need = sign.unsqueeze(2) * (u.unsqueeze(1) - self.exponents.unsqueeze(0))  # (b, V, D)
-        right_cost, _, _ = self.reach.lookup(right_need)  # (b, V)
-        # the overall factor (a constant on the top chain) leaves its sibling free
-        right_cost = torch.where(factor & self.is_constant.unsqueeze(0), 1, right_cost)
-        _, product, quotient = self.reach.lookup(u)  # (b,): fewest below the * or /
-        below = torch.where(is_mul, product, quotient) - 1
-        below = torch.where(factor.squeeze(1), 2, below)  # c·x: the factor deeper on the chain
-        bare = torch.maximum(2 + self.arity.unsqueeze(0), below.unsqueeze(1))  # (b, V)
-        return torch.where(self.fixes_units.unsqueeze(0), self.own_costs + right_cost,
-                           bare).clamp(max=_UNREACHABLE)
-
-    def _settling_costs(self, keys: torch.Tensor) -> torch.Tensor:
-        """Fewest nodes (b, V) of a product's two factors when the right one takes each
-        token that fixes its units and the left one is open, for keys (b, D + 1): the
-        product's need, 1 for ``*`` (0 for ``/``) (see
-        :meth:`UnitTracker._right_factor_costs`)."""
-        u, is_mul = keys[:, :-1], keys[:, -1] > 0
-        sign = torch.where(is_mul, -1.0, 1.0).to(u.dtype).view(-1, 1, 1)
-        left_need = u.unsqueeze(1) + sign * self.exponents.unsqueeze(0)  # (b, V, D)
-        left_cost, _, _ = self.reach.lookup(left_need)  # (b, V)
-        return (self.own_costs + left_cost).clamp(max=_UNREACHABLE)
+        #: (1, V) UnitTracker's fewest nodes of each token that fixes its own units
+        self.own_costs: torch.Tensor | None = None
 
 
 class UnitTracker:
@@ -441,8 +343,8 @@ class UnitTracker:
         allowed &= ~closes | closing
         known = (self.need_kind[:, t] == KNOWN).unsqueeze(1)  # (B, 1)
         unconstrained = (1 + self.tables.arity).unsqueeze(0)  # (1, V): a bare subtree's size
-        keys = torch.cat([self.need[:, t], self.top_chain[:, t, None].to(torch.float64)], dim=1)
-        cost = torch.where(known, self.tables.subtree_costs(keys), unconstrained)  # (B, V)
+        cost = torch.where(known, self._costs(self.need[:, t], self.top_chain[:, t]),
+                           unconstrained)  # (B, V)
         meets = allowed & (cost < _UNREACHABLE)
         fewest = torch.where(meets, cost, _UNREACHABLE).min(dim=1).values  # (B,)
         raise_by = (fewest.clamp(max=max_length + 1) - self.reserved[:, t]).clamp(min=0)
@@ -456,7 +358,7 @@ class UnitTracker:
         if t > 0:
             linked, pair_cost = self._left_factor_costs(t, parent_token, slot)
             pair_room = room + self.reserved[:, t + 1]  # node t + 1 is the right factor
-            fixing = linked.unsqueeze(1) & self.tables.fixes_units.unsqueeze(0)
+            fixing = linked.unsqueeze(1) & _fixes_units(self.tables.kind).unsqueeze(0)
             meets &= ~fixing | (pair_cost <= pair_room.unsqueeze(1))
             priced |= linked.unsqueeze(1)
             price = torch.where(linked.unsqueeze(1), pair_cost, price)
@@ -473,6 +375,38 @@ class UnitTracker:
         self.extra_nodes = torch.where(priced & allowed, (price - fewest).clamp(0, _MAX_EXTRA),
                                        0).to(torch.get_default_dtype())
 
+    def _costs(self, need: torch.Tensor, on_top_chain: torch.Tensor) -> torch.Tensor:
+        """Fewest nodes (B, V) of a subtree with units ``need`` (B, D) rooted at each token."""
+        tab = self.tables
+        total, product, quotient = tab.reach.lookup(need)  # (B,) each
+        dimensionless = (need.abs() < EXPONENT_TOLERANCE).all(dim=1, keepdim=True)  # (B, 1)
+        matches = ((need.unsqueeze(1) - tab.exponents.unsqueeze(0)).abs()
+                   < EXPONENT_TOLERANCE).all(dim=2)  # (B, V)
+        factor = on_top_chain.unsqueeze(1) & tab.dimensional_constant  # (B, 1)
+        cost = torch.full(matches.shape, _UNREACHABLE, dtype=torch.long, device=need.device)
+        kind = tab.kind.unsqueeze(0).expand_as(cost)
+        cost[tab.is_variable.expand_as(cost) & matches] = 1
+        cost[(kind == CONSTANT) & (dimensionless | factor)] = 1
+        # the literal 1, a function of a dimensionless argument, a power of dimensionless terms
+        # (an operator's argument is never a lone constant: the constant-subtree rule)
+        argument = tab.reach.dimensionless_argument
+        plain = (kind == DIMENSIONLESS) & (tab.arity > 0).unsqueeze(0)
+        cost = torch.where(plain & dimensionless, 1 + tab.arity.unsqueeze(0) * argument, cost)
+        cost = torch.where((kind == DIMENSIONLESS) & (tab.arity == 0).unsqueeze(0)
+                           & dimensionless, 1, cost)
+        cost = torch.where((kind == POW) & dimensionless, 2 + argument, cost)
+        # on the top chain, the overall factor times (or over) anything: c·x, x/c
+        by_factor = torch.where(factor, 3, _UNREACHABLE)  # (B, 1)
+        cost = torch.where(kind == MUL, torch.minimum(product.unsqueeze(1), by_factor), cost)
+        cost = torch.where(kind == DIV, torch.minimum(quotient.unsqueeze(1), by_factor), cost)
+        cost = torch.where(kind == SAME, 2 * total.unsqueeze(1) + 1, cost)
+        for f in tab.scale_factors:  # the child of a token that scales units by f needs need/f
+            child, _, _ = tab.reach.lookup(need / f)
+            child = torch.where(dimensionless.squeeze(1), argument, child)
+            scaled = (kind == SCALE) & (tab.factor[:-1] == f).unsqueeze(0)
+            cost = torch.where(scaled, child.unsqueeze(1) + 1, cost)
+        return cost
+
     def _factor_of_known_product(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor
                                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The parent's kind (B,), whether node ``t`` is a factor of a ``*`` or ``/`` with a
@@ -483,6 +417,16 @@ class UnitTracker:
         under = (((kind == MUL) | (kind == DIV)) & (self.need_kind[:, t] == LINKED)
                  & (self.need_kind[rows, p] == KNOWN))
         return kind, under, self.need[rows, p]
+
+    def _own_costs(self) -> torch.Tensor:
+        """Fewest nodes (1, V) of a subtree rooted at each token whose units it fixes
+        itself: 1 for a variable or a constant, a function and its argument."""
+        tab = self.tables
+        if tab.own_costs is None:  # the same for every tree and step: computed once per fit
+            own = self._costs(torch.zeros(1, tab.D, dtype=torch.float64, device=tab.kind.device),
+                              torch.zeros(1, dtype=torch.bool, device=tab.kind.device))
+            tab.own_costs = torch.where(tab.is_variable.unsqueeze(0), 1, own)
+        return tab.own_costs
 
     def _left_factor_costs(self, t: int, parent_token: torch.Tensor,
                            slot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -504,10 +448,22 @@ class UnitTracker:
         pair = torch.zeros(len(slot), len(tab.kind), dtype=torch.long, device=slot.device)
         if not bool(linked.any()):
             return linked, pair
-        factor = (self.top_chain[:, t] & tab.dimensional_constant)[linked]  # (b,)
-        keys = torch.cat([u[linked], (kind[linked] == MUL).unsqueeze(1), factor.unsqueeze(1)],
-                         dim=1).to(torch.float64)  # (b, D + 2)
-        pair[linked] = tab.pair_costs(keys)
+        u = u[linked]  # (b, D): the product's need
+        is_mul = kind[linked] == MUL  # (b,)
+        sign = torch.where(is_mul, 1.0, -1.0).to(u.dtype).unsqueeze(1)  # (b, 1)
+        # right need: u − left for ×, left − u for ÷, i.e. sign·(u − left)
+        right_need = sign.unsqueeze(2) * (u.unsqueeze(1) - tab.exponents.unsqueeze(0))  # (b, V, D)
+        right_cost, _, _ = tab.reach.lookup(right_need)  # (b, V)
+        # the overall factor (a constant on the top chain) leaves its sibling free
+        factor = (self.top_chain[:, t] & tab.dimensional_constant)[linked].unsqueeze(1)
+        right_cost = torch.where(factor & tab.is_constant.unsqueeze(0), 1, right_cost)
+        own = self._own_costs()
+        fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
+        _, product, quotient = tab.reach.lookup(u)  # (b,): fewest below the * or /
+        below = torch.where(is_mul, product, quotient) - 1
+        below = torch.where(factor.squeeze(1), 2, below)  # c·x: the factor deeper on the chain
+        bare = torch.maximum(2 + tab.arity.unsqueeze(0), below.unsqueeze(1))  # (b, V)
+        pair[linked] = torch.where(fixing, own + right_cost, bare).clamp(max=_UNREACHABLE)
         return linked, pair
 
     def _right_factor_costs(self, t: int, parent_token: torch.Tensor,
@@ -529,11 +485,15 @@ class UnitTracker:
         price = torch.zeros(len(slot), len(tab.kind), dtype=torch.long, device=slot.device)
         if not bool(settling.any()):
             return settling, price
-        keys = torch.cat([u[settling], (kind[settling] == MUL).unsqueeze(1).to(u.dtype)],
-                         dim=1)  # (b, D + 1)
+        u = u[settling]  # (b, D): the product's need
+        sign = torch.where(kind[settling] == MUL, -1.0, 1.0).to(u.dtype).view(-1, 1, 1)
+        left_need = u.unsqueeze(1) + sign * tab.exponents.unsqueeze(0)  # (b, V, D)
+        left_cost, _, _ = tab.reach.lookup(left_need)  # (b, V)
+        own = self._own_costs()
+        fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
         open_price = 1 + tab.arity.unsqueeze(0) + self.reserved[:, t - 1][settling].unsqueeze(1) \
             + _OPEN_PAIR_EXTRA
-        price[settling] = torch.where(tab.fixes_units.unsqueeze(0), tab.settling_costs(keys),
+        price[settling] = torch.where(fixing, (own + left_cost).clamp(max=_UNREACHABLE),
                                       open_price)
         return settling, price
 
