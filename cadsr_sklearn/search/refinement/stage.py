@@ -150,7 +150,8 @@ def _snap_front(result, scorer, proposer, config, start, exact_loss, grace: floa
     """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
 
     τ* is snapped even when pruning used up the budget: its rounds may start until
-    ``grace`` seconds (the last epoch's) after the end of ``max_time``, where a
+    ``grace`` seconds (the last epoch's) after the end of ``max_time``, or after the
+    snap's start if that is later, where a
     round is a few fits per constant, on a large table each on every row of it. Its
     snapped form is the answer, unless
     a snapped member of the front dominates it (no more complex, strictly lower
@@ -165,7 +166,8 @@ def _snap_front(result, scorer, proposer, config, start, exact_loss, grace: floa
     deadline, max_loss = _finishing_limits(result, config, start, exact_loss)
     polish = partial(scorer.refit, fresh_starts=False)
     rows = scorer.reward.n_samples  # S: with frequency weights, their sum
-    answer_deadline = None if deadline is None else deadline + grace
+    # τ*'s rounds: for one epoch's time after max_time, or after now if later
+    answer_deadline = None if deadline is None else max(deadline, time.perf_counter()) + grace
     try:
         best = snap(result.best, polish, max_loss, answer_deadline, n_samples=rows)
         others, members = [], []
