@@ -3,6 +3,8 @@
 import math
 import pickle
 
+import time
+
 import numpy as np
 import pytest
 import sympy
@@ -122,6 +124,15 @@ def test_a_noisy_factor_of_two_becomes_two():
     assert snapped.expression.to_sympy() == 2 * x0
     assert snapped.reward > found.reward
     assert snapped.expression.complexity == found.expression.complexity - 1
+
+
+def test_a_deadline_already_past_still_lets_the_first_round_run():
+    # the answer's snap starts after pruning, which may have used the budget: its first
+    # round runs whatever the clock says, the later ones only before the deadline
+    X, y = _noisy(lambda X: X[:, 0] * (3 - X[:, 0] - 2 * X[:, 1]), 0.1, low=0.0, high=1.0)
+    names = ["mul", "x0", "sub", "sub", "c", "x0", "mul", "c", "x1"]
+    found, snapped = _snapped(names, X, y, deadline=time.perf_counter() - 1)
+    assert found.expression.n_fitted == 2 and snapped.expression.n_fitted == 1
 
 
 def test_a_noisy_offset_of_one_becomes_one():

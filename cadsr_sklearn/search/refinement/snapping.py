@@ -79,7 +79,8 @@ def snap(
         Snaps whose training loss exceeds this are not taken (after an exact
         fit, a snap must keep it exact).
     deadline : float, optional
-        :func:`time.perf_counter` time after which no new round starts.
+        :func:`time.perf_counter` time after which no new round starts (the first
+        always runs).
     rtol : float, default=SNAP_WINDOW
         Relative distance within which simple numbers are tried.
     n_samples : float, optional
@@ -96,8 +97,9 @@ def snap(
     Candidate
         ``best`` itself when nothing can be snapped, else the snapped formula.
     """
-    current = best
-    while deadline is None or time.perf_counter() < deadline:
+    current, first = best, True
+    while first or deadline is None or time.perf_counter() < deadline:
+        first = False
         # the loss a snap may reach: after an exact fit, staying exact; else the BIC test
         ceiling = max_loss
         if n_samples and not math.isfinite(max_loss):
