@@ -215,7 +215,7 @@ def build_scoring(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
         scorer = _scorer(scoring, X[batch], y[batch], batch_weights(sample_weight, batch, len(y)),
                          np.random.default_rng([numpy_seed, 1]), units, n_jobs, n_full_refits)
     final_scorer = scorer
-    if batch is not None or len(scorer.fitter.rows_) < len(y):
+    if len(scorer.fitter.rows_) < len(y):  # a row batch, or a subsample of the rows
         final_scorer = _answer_scorer(scoring, X, y, sample_weight, numpy_seed, units, n_jobs)
     y_mean = np.average(y, weights=sample_weight)
     y_variance = float(np.average((y - y_mean) ** 2, weights=sample_weight))

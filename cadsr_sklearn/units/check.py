@@ -167,23 +167,26 @@ def check_units(expression: Expression, units: Units, rules: Sequence[UnitRule] 
         for i in range(n - 1, -1, -1):  # children before parents: BFS order reversed
             values[i] = _node_units(rules[tokens[i]], [values[c] for c in expression.children(i)],
                                     units, on_chain[i])
+        _check_target(values[0], units)
     except _Inconsistent as err:
         return UnitCheck(False, reason=err.reason(units) if explain else "")
     root = values[0]
+    if units.target is None and isinstance(root, str):  # _FREE or _OPEN: nothing to meet
+        return UnitCheck(True, None)
     if root is _FREE:
-        if units.target is None:
-            return UnitCheck(True, None)
         factor = _factor_units(expression, rules, units, values)
         return UnitCheck(True, units.target, factor, open_factor=factor is None)
-    if root is _OPEN:
-        if units.target is None:
-            return UnitCheck(True, None)
-        return UnitCheck(False, reason="its units depend on a fitted exponent" if explain else "")
-    if units.target is not None and not same_units(root, units.target):
-        reason = (f"it is in {units.format(root)}, the target in {units.format(units.target)}"
-                  if explain else "")
-        return UnitCheck(False, reason=reason)
     return UnitCheck(True, root)
+
+
+def _check_target(root, units: Units) -> None:
+    """Raise _Inconsistent if the formula's units, ``root``, cannot be the target's."""
+    if units.target is None or root is _FREE:
+        return
+    if root is _OPEN:
+        raise _Inconsistent("its units depend on a fitted exponent")
+    if not same_units(root, units.target):
+        raise _Inconsistent("it is in {}, the target in {}", root, units.target)
 
 
 def _node_units(rule: UnitRule, children: list, units: Units, on_chain: bool):

@@ -149,12 +149,11 @@ def _finishing_limits(result, config, start, exact_loss) -> tuple[float | None, 
 def _snap_front(result, scorer, proposer, config, start, exact_loss, grace: float) -> None:
     """Snap the constants of τ*, then of the rest of the Pareto front while time is left.
 
-    τ* is snapped even when pruning used up the budget: its rounds may start until
-    ``grace`` seconds (the last epoch's) after the end of ``max_time``, or after the
-    snap's start if that is later, where a
-    round is a few fits per constant, on a large table each on every row of it. Its
-    snapped form is the answer, unless
-    a snapped member of the front dominates it (no more complex, strictly lower
+    τ* is snapped even when pruning used up the budget: its first round always runs,
+    and later ones may start until ``grace`` seconds (the last epoch's) after the end
+    of ``max_time``, or after the snap's start if that is later (a round is a few fits
+    per constant, on a large table each on every row of it). Its snapped form is the
+    answer, unless a snapped member of the front dominates it (no more complex, strictly lower
     loss). A member that merely scores a higher criterion does not take τ*'s
     place: each snap picks one of several nearby numbers, a choice the BIC does
     not charge for, so a large formula with many snapped constants would gain
