@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -430,3 +433,36 @@ def test_a_constant_fit_that_raises_is_reported_after_the_search(monkeypatch):
     with pytest.warns(RuntimeWarning, match=message) as caught:
         CADSRRegressor(**TINY).fit(X, 2.5 * X[:, 0] + 1.0)
     assert caught[0].filename == __file__  # reported where fit was called
+
+
+def test_after_warm_up_a_fit_and_its_answer_compile_no_kernel():
+    """warm_up compiles every specialisation a search and its answer use, so the search's
+    clock (and the CLI's "Compiled … in N s") holds all of the compilation: a fresh process
+    that warms up and then fits, predicts and shows a formula adds no signature to any
+    kernel."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from cadsr_sklearn import CADSRRegressor
+        from cadsr_sklearn.expressions import operations, program
+        from cadsr_sklearn.scoring import levenberg_marquardt
+
+        def signatures():
+            return {f"{module.__name__}.{name}": len(getattr(module, name).signatures)
+                    for module in (operations, program, levenberg_marquardt)
+                    for name in dir(module) if hasattr(getattr(module, name), "signatures")}
+
+        levenberg_marquardt.warm_up()
+        before = signatures()
+        rng = np.random.default_rng(0)
+        X = rng.uniform(0.5, 2.0, (60, 2))
+        model = CADSRRegressor(n_epochs=2, batch_size=50, random_state=0, n_jobs=1)
+        model.fit(X, X[:, 0] ** 2 / X[:, 1])
+        model.predict(X)
+        model.sympy()
+        print({name: (before.get(name), n) for name, n in signatures().items()
+               if n != before.get(name)})
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "{}"

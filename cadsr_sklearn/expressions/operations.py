@@ -53,7 +53,7 @@ def _call_rows(typingctx, address, a, b, out, n):
     return signature, codegen
 
 
-@jit()
+@jit(inline="always")
 def custom_rows(op, which, a, b, out, n, table):
     """out[:n] ← function ``which`` (0 the value, 1 ∂/∂a, 2 ∂/∂b) of custom operator ``op``
     on a[:n] (and b[:n]): one call through ``table`` for the whole block of rows. NaN
@@ -65,7 +65,7 @@ def custom_rows(op, which, a, b, out, n, table):
         _call_rows(table[k, which], a, b, out, n)
 
 
-@jit()
+@jit(inline="always")
 def _custom(op, which, a, b, table):
     """:func:`custom_rows` at one pair of numbers."""
     out = np.empty(1)
@@ -186,12 +186,14 @@ def builtin_d_right(op, a, b, v):
 @jit()
 def _value(op, a, b, table):
     """The value of any operator ``op``, a custom one's through ``table``."""
+    op = np.int32(op)  # a program's type of op code: one compilation of the operators
     return _custom(op, 0, a, b, table) if op >= CUSTOM_UNARY else builtin_value(op, a, b)
 
 
 @jit()
 def _partials(op, a, b, v, table):
     """(∂v/∂a, ∂v/∂b) of any operator ``op``, a custom one's through ``table``."""
+    op = np.int32(op)  # a program's type of op code: one compilation of the operators
     if op >= CUSTOM_UNARY:
         return _custom(op, 1, a, b, table), _custom(op, 2, a, b, table)
     return builtin_d_left(op, a, b, v), builtin_d_right(op, a, b, v)
@@ -236,6 +238,7 @@ def d_right(op, a, b, v, table=NO_CUSTOM):
 @jit()
 def apply_rows(op, a, b, table):
     """:func:`apply` on ``(n,)`` arrays: the value ``(n,)`` of an operator, row by row."""
+    op = np.int32(op)  # a program's type of op code: one compilation of the operators
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     out = np.empty(len(a))
     if op >= CUSTOM_UNARY:
@@ -250,6 +253,7 @@ def apply_rows(op, a, b, table):
 def partials_rows(op, a, b, v, table):
     """(∂v/∂a, ∂v/∂b) ``(n,)`` each of an operator on ``(n,)`` arrays (:func:`d_left`,
     :func:`d_right`)."""
+    op = np.int32(op)  # a program's type of op code: one compilation of the operators
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     left, right = np.empty(len(a)), np.empty(len(a))
     if op >= CUSTOM_UNARY:

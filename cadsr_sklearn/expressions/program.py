@@ -53,15 +53,16 @@ def compile_tokens(tokens, opcode_of_token: np.ndarray, argument_of_token: np.nd
 
 
 @jit()
-def forward(ops, args, X, r0, n, c, val, nodes, table):
-    """Values of ``nodes`` (children before parents) on rows r0 … r0+n−1 of ``X``."""
+def forward(ops, args, X, c, val, nodes, table):
+    """Values of ``nodes`` (children before parents) on the rows of ``X``."""
+    n = X.shape[0]
     for i in nodes:
         op = ops[i]
         out = val[i]
         if op == VARIABLE:
             f = args[i]
             for r in range(n):
-                out[r] = X[r0 + r, f]
+                out[r] = X[r, f]
         elif op == ONE:
             out[:n] = 1.0
         elif op == CONSTANT:
@@ -87,35 +88,32 @@ def _evaluate_into(ops, args, X, c, y, val, nodes, stop_at_nonfinite, table):
     S = X.shape[0]
     for r0 in range(0, S, _BLOCK):
         n = min(_BLOCK, S - r0)
-        forward(ops, args, X, r0, n, c, val, nodes, table)
-        y[r0:r0 + n] = val[0, :n]
-        if stop_at_nonfinite and not np.all(np.isfinite(val[0, :n])):
+        forward(ops, args, X[r0:r0 + n], c, val, nodes, table)
+        finite = True
+        for r in range(n):  # a loop: numba compiles a slice assignment with its shape check
+            y[r0 + r] = val[0, r]
+            finite = finite and math.isfinite(val[0, r])
+        if stop_at_nonfinite and not finite:
             y[:] = np.nan
             return
-
-
-@jit()
-def _evaluate(ops, args, X, c, table):
-    """:func:`evaluate`, compiled."""
-    y = np.empty(X.shape[0])
-    val = np.empty((len(ops), min(_BLOCK, max(X.shape[0], 1))))
-    _evaluate_into(ops, args, X, c, y, val, np.arange(len(ops) - 1, -1, -1), False, table)
-    return y
 
 
 def evaluate(ops, args, X, c, table=NO_CUSTOM):
     """Output ``(S,)`` of a program on the rows of ``X`` ``(S, d)`` at constants ``c``;
     ``table`` is its library's operator table (:func:`operator_table`)."""
-    y = _evaluate(ops, args, X, c, table)
+    # the batch kernel on a batch of one: a kernel fewer to compile on a first fit
+    Y = np.empty((1, X.shape[0]))
+    evaluate_batch(ops, args, np.array([0, len(ops)]), np.asarray(c, dtype=np.float64),
+                   np.array([0, len(c)]), X, np.zeros(1, dtype=np.int64), Y, False, table)
     raise_if_interrupted()
-    return y
+    return Y[0]
 
 
 @jit()
 def _node_values(ops, args, X, c, table):
     """:func:`node_values`, compiled."""
     val = np.empty((len(ops), X.shape[0]))
-    forward(ops, args, X, 0, X.shape[0], c, val, np.arange(len(ops) - 1, -1, -1), table)
+    forward(ops, args, X, c, val, np.arange(len(ops) - 1, -1, -1), table)
     return val
 
 
@@ -134,7 +132,9 @@ def evaluate_batch(ops, args, node_start, constants, const_start, X, jobs, Y, st
     With ``stop_at_nonfinite``, an output that is not finite somewhere is all NaN,
     and its evaluation stops at the first block of rows that shows it.
     """
-    m_max = np.max(node_start[1:] - node_start[:-1])
+    m_max = 0
+    for j in range(len(node_start) - 1):
+        m_max = max(m_max, node_start[j + 1] - node_start[j])
     val = np.empty((m_max, min(_BLOCK, max(X.shape[0], 1))))
     for j in jobs:
         o = ops[node_start[j]:node_start[j + 1]].copy()
@@ -241,7 +241,7 @@ def _program_jacobian(ops, args, X, c, table):
     n, m, P = X.shape[0], len(ops), len(c)
     v = variant(ops, args, np.zeros(P, dtype=np.bool_))
     val, adj, J = np.empty((m, n)), np.empty((m, n)), np.empty((P, n))
-    forward(ops, args, X, 0, n, c, val, v.all_nodes, table)
+    forward(ops, args, X, c, val, v.all_nodes, table)
     reverse_jacobian(v, args, val, n, np.ones(n), J, adj, table)
     return J
 

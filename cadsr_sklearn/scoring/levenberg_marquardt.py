@@ -8,6 +8,13 @@ moved to integers (the section "integer exponents"). :func:`fit_batch` fits many
 programs from several starts each on the caller's threads, without a Python call
 per node or per iteration (a user's operator that numba could not compile is
 the exception: its callback runs Python once per block of rows).
+
+The first call on a machine compiles these kernels (numba; cached on disk after). numba
+compiles each jitted function as a unit of its own, holding a copy of everything it calls, so
+the steps that only give one fit its structure (:func:`_fit_one` and the integer-exponent
+steps) are inlined into :func:`fit_batch` (``inline="always"``), and the kernels copy rows
+by loops (:func:`_copy`) rather than by slice assignment or ``np.where``/``np.outer``,
+whose compiled shape checks and error messages are larger than the loops they stand for.
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ import numpy as np
 
 from ..expressions.opcodes import ADD, CONSTANT, MUL, NO_CUSTOM, POW, RELAXED_POW, VARIABLE, jit
 from ..expressions.operations import apply, apply_rows, partials_rows
-from ..expressions.program import evaluate, evaluate_batch, forward, reverse_jacobian, variant
+from ..expressions.program import (evaluate, evaluate_batch, forward, jacobian, reverse_jacobian,
+                                   variant)
 
 __all__ = ["LMSettings", "FitBatch", "FitRows", "FitOutputs", "fit_batch", "warm_up"]
 
@@ -39,7 +47,7 @@ class LMSettings(NamedTuple):
     integer_sweeps: int  # coordinate-descent sweeps over the rounded exponents
 
 
-@jit()
+@jit(inline="always")
 def _relaxed(ops):
     out = ops.copy()
     for i in range(len(out)):
@@ -86,6 +94,24 @@ def _times(M, x):
         for j in range(M.shape[1]):
             out[k] += M[k, j] * x[j]
     return out
+
+
+@jit(inline="always")
+def _all_finite(x):
+    """Whether every entry of ``x`` is finite."""
+    for value in x:
+        if not math.isfinite(value):
+            return False
+    return True
+
+
+@jit()
+def _copy(out, x):
+    """out ← x, element by element. Loops, not ``out[:] = x``: numba compiles a slice
+    assignment with its shape check and error message (string formatting) into every
+    kernel that calls it, seconds of a first fit's compilation."""
+    for i in range(len(x)):
+        out[i] = x[i]
 
 
 class FitBatch(NamedTuple):
@@ -151,7 +177,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
     n = len(data.target)
     p = len(v.free)
     cur = 0
-    forward(v.ops, args, data.X, 0, n, c, data.val[0], v.all_nodes, data.table)
+    forward(v.ops, args, data.X, c, data.val[0], v.all_nodes, data.table)
     cost = _cost(data.val[0, 0], data.target, data.sqrt_w, data.resid[0])
     if not math.isfinite(cost):
         return False, cost
@@ -163,7 +189,8 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
     D = np.zeros(p)
     trial_c = c.copy()
     # The trial buffer shares the static rows: evaluate everything there once.
-    data.val[1, :len(v.ops)] = data.val[0, :len(v.ops)]
+    for i in range(len(v.ops)):
+        _copy(data.val[1, i], data.val[0, i])
     done = False
     while cost > s.floor and nfev < max_nfev and not done:
         J = data.J[:p]  # (p, n)
@@ -177,8 +204,13 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
         # Stationary: the Jacobian columns are orthogonal to the residual (MINPACK's gtol).
         if gs @ gs <= 1e-24 * 2.0 * cost:
             break
-        scaled = A * np.outer(scale, scale)
-        if not np.all(np.isfinite(scaled)):
+        scaled = np.empty((p, p))  # A·(scale scaleᵀ); numba's np.outer alone compiles to
+        finite = True              # as much code as the rest of this function
+        for k in range(p):
+            for j in range(p):
+                scaled[k, j] = A[k, j] * (scale[k] * scale[j])
+                finite = finite and math.isfinite(scaled[k, j])
+        if not finite:
             break
         if p == 1:  # the common case needs no decomposition
             lam = np.array([scaled[0, 0]])
@@ -189,14 +221,13 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
             except Exception:  # LAPACK did not converge: stop at the last accepted point
                 break
             lam = np.maximum(lam, 0.0)
-            Q = np.ascontiguousarray(Q)  # one array type on both branches
-        qg = _times(Q.T, gs)
+        qg = _times(Q.T, gs)  # Q of any layout: one compilation of _times
         while True:
             step = -scale * _times(Q, qg / (lam + mu))
             for k in range(p):
                 trial_c[v.free[k]] = c[v.free[k]] + step[k]
             trial = 1 - cur
-            forward(v.ops, args, data.X, 0, n, trial_c, data.val[trial], v.dynamic_nodes,
+            forward(v.ops, args, data.X, trial_c, data.val[trial], v.dynamic_nodes,
                      data.table)
             nfev += 1
             cost_new = _cost(data.val[trial, 0], data.target, data.sqrt_w, data.resid[trial])
@@ -212,7 +243,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
                 # constants of a tiny-scaled target at round-off of their start.
                 converged = (cost - cost_new <= s.ftol * cost
                              or math.sqrt(step @ step) <= s.xtol * math.sqrt(c_norm))
-                c[:] = trial_c
+                _copy(c, trial_c)
                 cur = trial
                 cost = cost_new
                 history[n_history] = cost
@@ -224,7 +255,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
                                  * history[n_history - s.stall_window - 1]):
                     done = True
                 break
-            trial_c[:] = c
+            _copy(trial_c, c)
             history[n_history] = cost
             n_history += 1
             mu *= nu
@@ -232,7 +263,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
             if mu > 1e20 or nfev >= max_nfev:
                 done = True
                 break
-    y_out[:] = data.val[cur, 0]
+    _copy(y_out, data.val[cur, 0])
     return True, cost
 
 
@@ -242,7 +273,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
 # and x**5 + x**4 on x in [-1, 1] could never be fitted. LM runs on the relaxed
 # power (RELAXED_POW) instead; the exponents are then rounded and moved, one at a
 # time, to integers within ``integer_radius`` while that lowers the cost.
-@jit()
+@jit(inline="always")
 def _exponents(ops, args):
     """(base node, BFS number of the exponent) of every ``pow(., c)``, children first."""
     count = 0
@@ -264,7 +295,7 @@ def _exponents(ops, args):
 def _negative_bases(ops, args, data, c, bases, numbers, skip):
     """Which exponents (not in ``skip``) sit over a base that is negative on some row at ``c``."""
     n, m = len(data.target), len(ops)
-    forward(ops, args, data.X, 0, n, c, data.val[0], np.arange(m - 1, -1, -1), data.table)
+    forward(ops, args, data.X, c, data.val[0], np.arange(m - 1, -1, -1), data.table)
     negative = np.zeros(len(bases), dtype=np.bool_)
     for e in range(len(bases)):
         if skip[numbers[e]]:
@@ -276,7 +307,7 @@ def _negative_bases(ops, args, data, c, bases, numbers, skip):
     return negative
 
 
-@jit()
+@jit(inline="always")
 def _refit_around(ops, args, fixed, data, c, max_nfev, s, y_out):
     """(ok, cost, c′): ``c`` with the constants not ``fixed`` refitted from their values."""
     v = variant(ops, args, fixed)
@@ -286,14 +317,13 @@ def _refit_around(ops, args, fixed, data, c, max_nfev, s, y_out):
         if not ok:
             return False, cost, c
     else:
-        n = len(data.target)
-        forward(ops, args, data.X, 0, n, c, data.val[0], v.all_nodes, data.table)
+        forward(ops, args, data.X, c, data.val[0], v.all_nodes, data.table)
         cost = _cost(data.val[0, 0], data.target, data.sqrt_w, data.resid[0])
-        y_out[:] = data.val[0, 0]
+        _copy(y_out, data.val[0, 0])
     return math.isfinite(cost), cost, c
 
 
-@jit()
+@jit(inline="always")
 def _move_integer_exponents(ops, args, data, c, cost, y_out, fixed, order, s):
     """Integer coordinate descent on the exponents that were rounded: ``(c, cost)``.
 
@@ -322,7 +352,7 @@ def _move_integer_exponents(ops, args, data, c, cost, y_out, fixed, order, s):
                                                             trial_nfev, s, y_trial)
                     if ok and trial_cost < cost:
                         c, cost = trial_c, trial_cost
-                        y_out[:] = y_trial
+                        _copy(y_out, y_trial)
                         moved = moved_any = True
                         break
                 if c[j] != here:
@@ -335,11 +365,11 @@ def _move_integer_exponents(ops, args, data, c, cost, y_out, fixed, order, s):
         ok, final_cost, final_c = _refit_around(ops, args, fixed, data, c, s.max_nfev, s, y_trial)
         if ok and final_cost < cost:
             c, cost = final_c, final_cost
-            y_out[:] = y_trial
+            _copy(y_out, y_trial)
     return c, cost
 
 
-@jit()
+@jit(inline="always")
 def _fit_integer_exponents(ops, args, fixed, bases, numbers, data, c0, s, y_out):
     """Fit on the relaxed power, round every exponent over a negative base, refit: (ok, cost, c).
 
@@ -385,7 +415,7 @@ def _fit_integer_exponents(ops, args, fixed, bases, numbers, data, c0, s, y_out)
 
 
 # ---------------------------------------------------------------------------- one fit
-@jit()
+@jit(inline="always")
 def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
     """Best constants over the starting points ``starts`` ``(r, P)``: whether any fit held.
 
@@ -423,7 +453,10 @@ def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
                 if not retry_ones:
                     continue
                 tried_ones = True
-                c = np.where(fixed, c0, 1.0)
+                c = c0.copy()
+                for i in range(len(c)):
+                    if not fixed[i]:
+                        c[i] = 1.0
                 ok, cost = _levenberg_marquardt(every, args, data, c, s.max_nfev, s, y_try)
                 exact = exact or (ok and cost <= s.floor)
             else:
@@ -431,9 +464,9 @@ def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
                     continue
                 ok, cost, c = _fit_integer_exponents(ops, args, fixed, bases, numbers, data, c0, s,
                                                      y_try)
-            if ok and math.isfinite(cost) and np.all(np.isfinite(c)) and cost < best_cost:
-                best_c[:] = c
-                y_best[:] = y_try
+            if ok and math.isfinite(cost) and _all_finite(c) and cost < best_cost:
+                _copy(best_c, c)
+                _copy(y_best, y_try)
                 best_cost = cost
                 found = True
         if best_cost <= s.floor:
@@ -465,7 +498,7 @@ def fit_batch(batch, jobs, rows, s, out):
         starts = batch.starts[batch.start_row[j]:batch.start_row[j + 1], :P]
         out.fitted[j] = _fit_one(o, a, held, data, starts, s, out.constants[constants], y)
         if out.Y.shape[0] and out.fitted[j]:
-            out.Y[j] = y
+            _copy(out.Y[j], y)
         elif out.Y.shape[0]:
             out.Y[j] = np.nan
 
@@ -495,6 +528,7 @@ def warm_up() -> None:
                          constants, np.array(fixed))
         fit_batch(batch, jobs, rows, settings, out)
     evaluate(ops, args, X, np.ones(2))
+    jacobian(ops, args, X, np.ones(2))  # the answer's standard errors
     column = X[:, 0].copy()
     apply_rows(ADD, column, column, NO_CUSTOM)  # the registration check of custom operators
     partials_rows(ADD, column, column, column, NO_CUSTOM)
