@@ -204,8 +204,9 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
         # Stationary: the Jacobian columns are orthogonal to the residual (MINPACK's gtol).
         if gs @ gs <= 1e-24 * 2.0 * cost:
             break
-        scaled = np.empty((p, p))  # A·(scale scaleᵀ); numba's np.outer alone compiles to
-        finite = True              # as much code as the rest of this function
+        # A·(scale scaleᵀ) by loops: numba's np.outer compiles to as much code as this function
+        scaled = np.empty((p, p))
+        finite = True
         for k in range(p):
             for j in range(p):
                 scaled[k, j] = A[k, j] * (scale[k] * scale[j])
