@@ -89,13 +89,13 @@ def _evaluate_into(ops, args, X, c, y, val, nodes, stop_at_nonfinite, table):
     for r0 in range(0, S, _BLOCK):
         n = min(_BLOCK, S - r0)
         forward(ops, args, X[r0:r0 + n], c, val, nodes, table)
-        finite = True
         for r in range(n):  # a loop: numba compiles a slice assignment with its shape check
             y[r0 + r] = val[0, r]
-            finite = finite and math.isfinite(val[0, r])
-        if stop_at_nonfinite and not finite:
-            y[:] = np.nan
-            return
+        if stop_at_nonfinite:
+            for r in range(n):
+                if not math.isfinite(val[0, r]):
+                    y[:] = np.nan
+                    return
 
 
 def evaluate(ops, args, X, c, table=NO_CUSTOM):
