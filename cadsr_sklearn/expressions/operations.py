@@ -2,12 +2,16 @@
 
 This module holds the one implementation of each built-in operator's value
 (:func:`builtin_value`) and partials (:func:`builtin_d_left`,
-:func:`builtin_d_right`), which the kernels inline in their loops; the
-expression's evaluation, the SymPy export's folding of numbers, the reverse-mode
-Jacobian and the Levenberg–Marquardt fit all read them. A user's operator is
-reached through the operator table (:func:`.opcodes.operator_table`): one call
-of a C function per block of rows (:func:`custom_rows`), compiled by numba or a
-callback into the NumPy function (see :mod:`cadsr_sklearn.expressions.custom_operators`).
+:func:`builtin_d_right`). pow (true and relaxed), exp, log, sin and cos are
+:mod:`.vector_math`'s: the interpreter runs them a block of rows at a time, and
+inlines in its row loops :func:`row_value`, :func:`row_d_left` and
+:func:`row_d_right`, which leave them out and stay small enough to inline. The
+expression's evaluation, the SymPy export's
+folding of numbers, the reverse-mode Jacobian and the Levenberg–Marquardt fit all
+read them. A user's operator is reached through the operator table
+(:func:`.opcodes.operator_table`): one call of a C function per block of rows
+(:func:`custom_rows`), compiled by numba or a callback into the NumPy function (see
+:mod:`cadsr_sklearn.expressions.custom_operators`).
 
 Numerics are float64's, with no protection: ``log(-1)`` is NaN, ``1/0`` is inf,
 ``(-8)**(1/3)`` is NaN.
@@ -25,10 +29,11 @@ from numba.extending import intrinsic
 
 from .opcodes import (ABS, ADD, COS, CUBE, CUSTOM_UNARY, DIV, EXP, INV, LOG, MUL, NEG, NO_CUSTOM,
                       POW, RELAXED_POW, SIN, SQRT, SQUARE, SUB, TAN, TANH, custom_index, jit)
+from . import vector_math
 
 __all__ = ["interrupt_from_callback", "raise_if_interrupted", "apply", "d_left", "d_right",
            "apply_rows", "partials_rows", "builtin_value", "builtin_d_left", "builtin_d_right",
-           "custom_rows"]
+           "row_value", "row_d_left", "row_d_right", "pow_d_exponent", "custom_rows"]
 
 
 @intrinsic
@@ -76,6 +81,16 @@ def _custom(op, which, a, b, table):
 @jit()
 def builtin_value(op, a, b):
     """The value of built-in operator ``op`` at ``a`` (and ``b`` for a binary one)."""
+    if op == POW or op == RELAXED_POW or op == EXP or op == LOG or op == SIN or op == COS:
+        return vector_math.value(op, a, b)
+    return row_value(op, a, b)
+
+
+@jit()
+def row_value(op, a, b):
+    """:func:`builtin_value` of any operator but pow, log, exp, sin and cos, which the interpreter
+    computes a block of rows at a time (:mod:`.vector_math`): a function small enough for
+    the compiler to inline in a row loop."""
     if op == ADD:
         return a + b
     if op == SUB:
@@ -84,23 +99,10 @@ def builtin_value(op, a, b):
         return a * b
     if op == DIV:
         return a / b
-    if op == POW:
-        return a**b
-    if op == RELAXED_POW:
-        m = abs(a) ** b
-        return m * math.cos(math.pi * b) if a < 0 else m
-    if op == SIN:
-        return math.sin(a)
-    if op == COS:
-        return math.cos(a)
     if op == TAN:
         return math.tan(a)
-    if op == LOG:
-        return math.log(a) if a >= 0 else math.nan
     if op == SQRT:
         return math.sqrt(a) if a >= 0 else math.nan
-    if op == EXP:
-        return math.exp(a)
     if op == SQUARE:
         return a * a
     if op == CUBE:
@@ -119,6 +121,16 @@ def builtin_value(op, a, b):
 @jit()
 def builtin_d_left(op, a, b, v):
     """∂v/∂a of ``v = apply(op, a, b)`` (the only partial of a unary operator)."""
+    if op == SIN:  # (op codes as int32, the programs' type: one compilation of value)
+        return vector_math.value(np.int32(COS), a, 0.0)
+    if op == COS:
+        return -vector_math.value(np.int32(SIN), a, 0.0)
+    return row_d_left(op, a, b, v)
+
+
+@jit()
+def row_d_left(op, a, b, v):
+    """:func:`builtin_d_left` of any operator but sin and cos, as :func:`row_value`."""
     if op == ADD or op == SUB:
         return 1.0
     if op == MUL:
@@ -127,14 +139,11 @@ def builtin_d_left(op, a, b, v):
         return 1.0 / b
     if op == POW:
         # b·a^(b−1) = b·v/a, without a second pow (the costliest call of a fit)
+        # (libm's a**(b−1) at a = 0 is pow_value's: 0 is off its fast path)
         return b * (v / a) if a != 0 else b * a ** (b - 1.0)
     if op == RELAXED_POW:
         m = b * abs(a) ** (b - 1.0)
         return -m * math.cos(math.pi * b) if a < 0 else m
-    if op == SIN:
-        return math.cos(a)
-    if op == COS:
-        return -math.sin(a)
     if op == TAN:
         return 1.0 + v * v
     if op == LOG:
@@ -161,6 +170,14 @@ def builtin_d_left(op, a, b, v):
 @jit()
 def builtin_d_right(op, a, b, v):
     """∂v/∂b of ``v = apply(op, a, b)`` for a binary operator."""
+    if op == POW:
+        return pow_d_exponent(a, v, vector_math.value(np.int32(LOG), a, 0.0))
+    return row_d_right(op, a, b, v)
+
+
+@jit()
+def row_d_right(op, a, b, v):
+    """:func:`builtin_d_right` of any operator but pow, as :func:`row_value`."""
     if op == ADD:
         return 1.0
     if op == SUB:
@@ -169,9 +186,6 @@ def builtin_d_right(op, a, b, v):
         return a
     if op == DIV:
         return -v / b
-    if op == POW:
-        # d(a^b)/db = a^b ln a; at a = 0 the limit is 0 (for b > 0), not 0 · -inf.
-        return 0.0 if a == 0 else v * math.log(a) if a > 0 else math.nan
     if op == RELAXED_POW:
         if a == 0:
             return 0.0
@@ -181,6 +195,13 @@ def builtin_d_right(op, a, b, v):
             return m * (log_a * math.cos(math.pi * b) - math.pi * math.sin(math.pi * b))
         return v * log_a
     return math.nan
+
+
+@jit(inline="always")
+def pow_d_exponent(a, v, log_a):
+    """∂v/∂b of ``v = a**b`` given ``log_a = ln a``: v ln a; at a = 0 the limit 0 (for b > 0),
+    not 0 · -inf; NaN for a negative base."""
+    return 0.0 if a == 0 else v * log_a if a > 0 else math.nan
 
 
 @jit()

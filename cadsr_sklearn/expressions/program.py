@@ -8,8 +8,9 @@ variable, the BFS number of the constant for ``c``. Children come after their
 parent, so one backward walk over the nodes evaluates the tree (:func:`forward`)
 and one forward walk carries derivatives from the root down
 (:func:`reverse_jacobian`). Rows are taken a block at a time, so a tree's node
-values stay in cache; a node of a user's operator makes one call through the
-operator table per block, so the loops of the built-in operators hold no call
+values stay in cache; a node of pow, exp, log, sin or cos runs its block in SIMD
+code (:mod:`.vector_math`), and a node of a user's operator makes one call through
+the operator table per block, so the loops of the built-in operators hold no call
 they could not inline, and one compiled kernel serves every table. The
 Levenberg–Marquardt fit (:mod:`cadsr_sklearn.scoring.levenberg_marquardt`) runs the same sweeps.
 """
@@ -21,10 +22,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .opcodes import (ADD, CONSTANT, CUSTOM_BINARY, CUSTOM_UNARY, FIRST_UNARY, NO_CUSTOM, ONE,
-                      VARIABLE, is_binary, jit)
-from .operations import (builtin_d_left, builtin_d_right, builtin_value, custom_rows,
-                         raise_if_interrupted)
+from .opcodes import (ADD, CONSTANT, COS, CUSTOM_BINARY, CUSTOM_UNARY, EXP, FIRST_UNARY, LOG,
+                      NO_CUSTOM, ONE, POW, RELAXED_POW, SIN, VARIABLE, is_binary, jit)
+from .operations import (custom_rows, pow_d_exponent, raise_if_interrupted, row_d_left,
+                         row_d_right, row_value)
+from .vector_math import exp_rows, log_rows, pow_rows, sin_cos_rows
 from .positions import first_children
 
 __all__ = ["compile_tokens", "evaluate", "evaluate_batch", "node_values", "jacobian", "forward",
@@ -71,14 +73,22 @@ def forward(ops, args, X, c, val, nodes, table):
             left = val[args[i]]
             right = val[args[i] + 1] if op >= CUSTOM_BINARY else left  # unary ones ignore it
             custom_rows(op, 0, left, right, out, n, table)
+        elif op == POW or op == RELAXED_POW:  # these a block at a time, in SIMD (vector_math)
+            pow_rows(val[args[i]], val[args[i] + 1], out, n, op == RELAXED_POW)
+        elif op == EXP:
+            exp_rows(val[args[i]], out, n)
+        elif op == LOG:
+            log_rows(val[args[i]], out, n)
+        elif op == SIN or op == COS:
+            sin_cos_rows(val[args[i]], out, n, op == COS)
         elif op < FIRST_UNARY:
             left, right = val[args[i]], val[args[i] + 1]
             for r in range(n):
-                out[r] = builtin_value(op, left[r], right[r])
+                out[r] = row_value(op, left[r], right[r])
         else:
             left = val[args[i]]
             for r in range(n):
-                out[r] = builtin_value(op, left[r], 0.0)
+                out[r] = row_value(op, left[r], 0.0)
 
 
 @jit()
@@ -226,13 +236,24 @@ def reverse_jacobian(v, args, val, n, sqrt_w, J, adj, table):
                 right = val[a + 1]
                 if v.dynamic[a]:
                     for r in range(n):
-                        adj[a, r] = g[r] * builtin_d_left(op, left[r], right[r], out[r])
-                if v.dynamic[a + 1]:
+                        adj[a, r] = g[r] * row_d_left(op, left[r], right[r], out[r])
+                if v.dynamic[a + 1] and op == POW:  # v·ln a, with ln a in SIMD code first
+                    partial = adj[a + 1]
+                    log_rows(left, partial, n)
                     for r in range(n):
-                        adj[a + 1, r] = g[r] * builtin_d_right(op, left[r], right[r], out[r])
+                        partial[r] = g[r] * pow_d_exponent(left[r], out[r], partial[r])
+                elif v.dynamic[a + 1]:
+                    for r in range(n):
+                        adj[a + 1, r] = g[r] * row_d_right(op, left[r], right[r], out[r])
+            elif op == SIN or op == COS:  # cos a or −sin a, in SIMD code first
+                partial = adj[a]
+                sin_cos_rows(left, partial, n, op == SIN)
+                sign = 1.0 if op == SIN else -1.0
+                for r in range(n):
+                    partial[r] = g[r] * (sign * partial[r])  # builtin_d_left's, row by row
             else:
                 for r in range(n):
-                    adj[a, r] = g[r] * builtin_d_left(op, left[r], 0.0, out[r])
+                    adj[a, r] = g[r] * row_d_left(op, left[r], 0.0, out[r])
 
 
 @jit()

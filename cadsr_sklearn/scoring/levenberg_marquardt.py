@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..expressions.opcodes import ADD, CONSTANT, MUL, NO_CUSTOM, POW, RELAXED_POW, VARIABLE, jit
-from ..expressions.operations import apply, apply_rows, partials_rows
+from ..expressions.operations import apply
 from ..expressions.program import (evaluate, evaluate_batch, forward, jacobian, reverse_jacobian,
                                    variant)
 
@@ -509,7 +509,9 @@ def warm_up() -> None:
 
     The first call on a machine compiles (tens of seconds, once); later ones, in
     any process, load the cached code. The arguments have the types the search
-    passes, so no kernel compiles again later.
+    passes, so no kernel compiles again later. The check that registers a user's
+    operator (:mod:`.expressions.custom_operators`) compiles its own kernels, once, on
+    the first registration: a search without one does not wait for them.
     """
     # add(mul(c, x0), pow(x0, c)), BFS; x0 takes negative values: the integer-exponent path too
     ops = np.array([ADD, MUL, POW, CONSTANT, VARIABLE, VARIABLE, CONSTANT], dtype=np.int32)
@@ -530,9 +532,6 @@ def warm_up() -> None:
         fit_batch(batch, jobs, rows, settings, out)
     evaluate(ops, args, X, np.ones(2))
     jacobian(ops, args, X, np.ones(2))  # the answer's standard errors
-    column = X[:, 0].copy()
-    apply_rows(ADD, column, column, NO_CUSTOM)  # the registration check of custom operators
-    partials_rows(ADD, column, column, column, NO_CUSTOM)
     evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True,
                    NO_CUSTOM)
     apply(ADD, 1.0, 1.0)
