@@ -7,20 +7,20 @@ for log, sin and cos), reading and writing a float's exponent through bit casts:
 them is a call or a branch, so a loop over a block of rows runs several rows an instruction
 (:func:`pow_rows`, :func:`exp_rows`, :func:`log_rows`, :func:`sin_cos_rows`). A number
 (:func:`value`) takes the same arithmetic, so an operator has one value wherever it is computed
-(:mod:`.expressions.operations` reads it).
-No ``fastmath``: the values do not depend on the width of the machine's vectors.
+(:mod:`.expressions.operations` reads it). No ``fastmath``: the values do not depend on the
+width of the machine's vectors.
 
 Accuracy, against 120-bit arithmetic (``tests/test_vector_math.py``): exp and log within 1 ulp,
 sin and cos within 1.5 ulp; ``a**b`` within 1.5 ulp where ``|b ln a|`` is below about 10, since
 ``ln a`` is carried in twice the precision and ``b ln a`` formed without a rounding error;
 beyond, the error grows with ``|b|`` (about 11 ulp at ``|b| = 300``). ``a**1`` is ``a`` and
 ``a**2`` is ``a*a``, as libm has them. The relaxed power of the constant fit,
-``|a|**b·cos(πb)`` (:data:`.opcodes.RELAXED_POW`), is built on the same pow, so it is ``a**b``
-exactly wherever the base is positive. Outside the fast path — exp beyond ±708, the log of a
-number that is not positive, normal and finite, a power of such a base or one that overflows
-or underflows, sin and cos beyond ±10⁶ — the value is libm's, so inf, NaN, zeros and
-subnormals are exactly libm's; a block of rows that holds such a number takes a second, scalar
-pass for it.
+``|a|**b·cos(πb)`` (:data:`.opcodes.RELAXED_POW`, with libm's cos), is built on the same pow,
+so it is ``a**b`` exactly wherever the base is positive. Outside the fast path — exp beyond
+±708, the log of a number that is not positive, normal and finite, a power of such a base or
+one that overflows or underflows, sin and cos beyond ±10⁶ — the value is libm's, so inf, NaN,
+zeros and subnormals are exactly libm's; a block of rows that holds such a number takes a
+second, scalar pass for it.
 """
 
 from __future__ import annotations
@@ -248,33 +248,17 @@ def _pow_fast(a, b):
     return value, fast or b == 1.0 or b == 2.0
 
 
-@jit(inline="always")
-def _relaxed_pow_fast(a, b):
-    """:func:`_pow_fast` of the real part of the principal power, |a|^b·cos(πb) for a < 0
-    (``RELAXED_POW``): a^b itself wherever that is real and the base positive."""
-    value, fast = _pow_fast(abs(a), b)
-    cosine, cosine_fast = _sin_cos_fast(math.pi * b, True)
-    negative = a < 0
-    return value * cosine if negative else value, fast and (cosine_fast or not negative)
-
-
-@jit(inline="always")
-def _relaxed_pow_libm(a, b):
-    m = abs(a) ** b
-    return m * math.cos(math.pi * b) if a < 0 else m
-
-
 @jit()
 def value(op, a, b):
     """The value of pow (true or relaxed), exp, log, sin or cos (``op``) at ``a`` (and ``b``):
     the arithmetic of the block kernels, one number at a time, with libm's value off their
     fast path."""
-    if op == POW:
-        v, fast = _pow_fast(a, b)
-        return v if fast else a**b
-    if op == RELAXED_POW:
-        v, fast = _relaxed_pow_fast(a, b)
-        return v if fast else _relaxed_pow_libm(a, b)
+    if op == POW or op == RELAXED_POW:
+        relaxed = op == RELAXED_POW
+        base = abs(a) if relaxed else a
+        v, fast = _pow_fast(base, b)
+        m = v if fast else base**b
+        return m * math.cos(math.pi * b) if relaxed and a < 0 else m
     if op == EXP:
         v, fast = _exp_fast(a)
         return v if fast else math.exp(a)
@@ -316,17 +300,21 @@ def log_rows(a, out, n):
 
 @jit()
 def pow_rows(a, b, out, n, relaxed):
-    """out[:n] ← a[:n] ** b[:n], or with ``relaxed`` the real part of the principal power
-    (``RELAXED_POW``), as :func:`exp_rows`."""
+    """out[:n] ← a[:n] ** b[:n], or with ``relaxed`` the real part of the principal power,
+    |a|^b·cos(πb) below 0 (``RELAXED_POW``), as :func:`exp_rows`."""
     slow = 0
     for r in range(n):
-        value, fast = _relaxed_pow_fast(a[r], b[r]) if relaxed else _pow_fast(a[r], b[r])
+        value, fast = _pow_fast(abs(a[r]) if relaxed else a[r], b[r])
         out[r] = value if fast else math.nan  # the fast path never gives NaN: a mark
         slow += not fast
     if slow:
         for r in range(n):
             if math.isnan(out[r]):  # libm's value, as value() has it off the fast path
-                out[r] = _relaxed_pow_libm(a[r], b[r]) if relaxed else a[r] ** b[r]
+                out[r] = abs(a[r]) ** b[r] if relaxed else a[r] ** b[r]
+    if relaxed:  # a fit's operator only (integer exponents): libm's cos is fast enough
+        for r in range(n):
+            if a[r] < 0:
+                out[r] *= math.cos(math.pi * b[r])
 
 
 @jit()

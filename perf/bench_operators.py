@@ -1,0 +1,121 @@
+"""Per-element cost of the built-in operators in the interpreter, against libm and NumPy.
+
+For each operator, three loops over the same ``--rows`` numbers (x in [0.5, 5], exponents in
+[-3, 3]; enough of them that the microsecond of a call from Python does not count), one core,
+the median over ``--repeats`` timings of ``--calls`` calls:
+
+* ``interpreter``: the node's block kernel, as :func:`program.forward` runs it (pow, exp, log,
+  sin and cos in :mod:`.vector_math`'s SIMD code; the rest inline in a row loop);
+* ``libm loop``: a compiled loop calling libm once a row (how the interpreter ran them before
+  ``vector_math``);
+* ``NumPy``: the ufunc (its own SIMD kernels where it has them).
+
+Prints a table of nanoseconds per element and, as its final line, a JSON object.
+
+    python perf/bench_operators.py [--rows 4096] [--calls 300] [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import statistics  # noqa: E402
+import time  # noqa: E402
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+from cadsr_sklearn.expressions import vector_math  # noqa: E402
+from cadsr_sklearn.expressions.opcodes import ADD, COS, DIV, EXP, LOG, MUL, POW, SIN  # noqa: E402
+from cadsr_sklearn.expressions.operations import row_value  # noqa: E402
+
+
+@numba.njit(nogil=True, error_model="numpy")
+def _libm_loop(op, a, b, out, n):
+    for r in range(n):
+        x = a[r]
+        if op == EXP:
+            out[r] = math.exp(x)
+        elif op == LOG:
+            out[r] = math.log(x)
+        elif op == POW:
+            out[r] = x ** b[r]
+        elif op == SIN:
+            out[r] = math.sin(x)
+        elif op == COS:
+            out[r] = math.cos(x)
+
+
+@numba.njit(nogil=True, error_model="numpy")
+def _interpreter(op, a, b, out, n):
+    """The dispatch of :func:`program.forward` for one node."""
+    if op == POW:
+        vector_math.pow_rows(a, b, out, n, False)
+    elif op == EXP:
+        vector_math.exp_rows(a, out, n)
+    elif op == LOG:
+        vector_math.log_rows(a, out, n)
+    elif op == SIN or op == COS:
+        vector_math.sin_cos_rows(a, out, n, op == COS)
+    else:
+        for r in range(n):
+            out[r] = row_value(op, a[r], b[r])
+
+
+NUMPY = {EXP: lambda a, b, out: np.exp(a, out=out), LOG: lambda a, b, out: np.log(a, out=out),
+         POW: lambda a, b, out: np.power(a, b, out=out), SIN: lambda a, b, out: np.sin(a, out=out),
+         COS: lambda a, b, out: np.cos(a, out=out), ADD: lambda a, b, out: np.add(a, b, out=out),
+         MUL: lambda a, b, out: np.multiply(a, b, out=out),
+         DIV: lambda a, b, out: np.divide(a, b, out=out)}
+NAMES = {POW: "pow", EXP: "exp", LOG: "log", SIN: "sin", COS: "cos", ADD: "add", MUL: "mul",
+         DIV: "div"}
+
+
+def _ns_per_element(call, rows: int, calls: int, repeats: int) -> float:
+    for _ in range(3):
+        call()
+    timings = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            call()
+        timings.append((time.perf_counter() - start) / calls / rows * 1e9)
+    return statistics.median(timings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=4096)
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=7)
+    options = parser.parse_args()
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.5, 5, options.rows)
+    b = rng.uniform(-3, 3, options.rows)
+    out = np.empty(options.rows)
+    n = options.rows
+    results = {}
+    print(f"{'operator':>8} {'interpreter':>12} {'libm loop':>10} {'NumPy':>8}   ns per element")
+    for op, name in NAMES.items():
+        figures = {"interpreter": _ns_per_element(lambda: _interpreter(op, a, b, out, n), n,
+                                                  options.calls, options.repeats),
+                   "numpy": _ns_per_element(lambda: NUMPY[op](a, b, out), n, options.calls,
+                                            options.repeats)}
+        if op in (POW, EXP, LOG, SIN, COS):
+            figures["libm_loop"] = _ns_per_element(lambda: _libm_loop(op, a, b, out, n), n,
+                                                   options.calls, options.repeats)
+        results[name] = {k: round(v, 2) for k, v in figures.items()}
+        libm = f"{figures['libm_loop']:10.2f}" if "libm_loop" in figures else f"{'':>10}"
+        print(f"{name:>8} {figures['interpreter']:12.2f} {libm} {figures['numpy']:8.2f}")
+    print(json.dumps({"benchmark": "operators", "rows": n, "ns_per_element": results}))
+
+
+if __name__ == "__main__":
+    main()
