@@ -26,8 +26,8 @@ from .opcodes import (ADD, CONSTANT, COS, CUSTOM_BINARY, CUSTOM_UNARY, EXP, FIRS
                       NO_CUSTOM, ONE, POW, RELAXED_POW, SIN, VARIABLE, is_binary, jit)
 from .operations import (custom_rows, pow_d_exponent, raise_if_interrupted, row_d_left,
                          row_d_right, row_value)
-from .vector_math import exp_rows, log_rows, pow_rows, sin_cos_rows
 from .positions import first_children
+from .vector_math import exp_rows, log_rows, pow_rows, sin_cos_rows
 
 __all__ = ["compile_tokens", "evaluate", "evaluate_batch", "node_values", "jacobian", "forward",
            "Variant", "variant", "reverse_jacobian"]
