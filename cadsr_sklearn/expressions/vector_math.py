@@ -19,8 +19,9 @@ beyond, the error grows with ``|b|`` (about 11 ulp at ``|b| = 300``). ``a**1`` i
 so it is ``a**b`` exactly wherever the base is positive. Outside the fast path — exp beyond
 ±708, the log of a number that is not positive, normal and finite, a power of such a base or
 one that overflows or underflows, sin and cos beyond ±10⁶ — the value is libm's, so inf, NaN,
-zeros and subnormals are exactly libm's; a block of rows that holds such a number takes a
-second, scalar pass for it.
+zeros and subnormals are exactly libm's; the vectorised pass marks such a row with a NaN
+(which the fast path never gives), and a second, scalar pass, only over a block that holds a
+mark, computes it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .opcodes import COS, EXP, LOG, POW, RELAXED_POW, jit
+from .opcodes import COS, EXP, LOG, POW, RELAXED_POW, SIN, jit
 
 __all__ = ["value", "pow_rows", "exp_rows", "log_rows", "sin_cos_rows"]
 
@@ -248,84 +249,91 @@ def _pow_fast(a, b):
     return value, fast or b == 1.0 or b == 2.0
 
 
+@jit(inline="always")
+def _libm(op, a, b):
+    """libm's value of ``op`` where the fast path does not hold."""
+    if op == POW:
+        return a**b
+    if op == RELAXED_POW:
+        m = abs(a) ** b
+        return m * math.cos(math.pi * b) if a < 0 else m
+    if op == EXP:
+        return math.exp(a)
+    if op == LOG:
+        return math.log(a) if a >= 0 else math.nan
+    return math.cos(a) if op == COS else math.sin(a)
+
+
+@jit(inline="always")
+def _or_mark(value_and_fast):
+    """The fast path's value, or NaN (which it never gives) to mark a row for libm."""
+    value, fast = value_and_fast
+    return value if fast else math.nan
+
+
+@jit()
+def _libm_where_marked(op, a, b, out, n):
+    """out[r] ← libm's value of ``op`` on every marked row: a count first, which vectorises,
+    then a scalar pass only over a block that holds a mark."""
+    marked = 0
+    for r in range(n):
+        marked += math.isnan(out[r])
+    if marked:
+        for r in range(n):
+            if math.isnan(out[r]):
+                out[r] = _libm(op, a[r], b[r])
+
+
 @jit()
 def value(op, a, b):
     """The value of pow (true or relaxed), exp, log, sin or cos (``op``) at ``a`` (and ``b``):
-    the arithmetic of the block kernels, one number at a time, with libm's value off their
-    fast path."""
+    the arithmetic of the block kernels, one number at a time."""
     if op == POW or op == RELAXED_POW:
-        relaxed = op == RELAXED_POW
-        base = abs(a) if relaxed else a
-        v, fast = _pow_fast(base, b)
-        m = v if fast else base**b
-        return m * math.cos(math.pi * b) if relaxed and a < 0 else m
-    if op == EXP:
+        v, fast = _pow_fast(abs(a) if op == RELAXED_POW else a, b)
+        if op == RELAXED_POW and a < 0:
+            v *= math.cos(math.pi * b)
+    elif op == EXP:
         v, fast = _exp_fast(a)
-        return v if fast else math.exp(a)
-    if op == LOG:
+    elif op == LOG:
         v, fast = _log_fast(a)
-        return v if fast else math.log(a) if a >= 0 else math.nan
-    v, fast = _sin_cos_fast(a, op == COS)
-    return v if fast else math.cos(a) if op == COS else math.sin(a)
+    else:
+        v, fast = _sin_cos_fast(a, op == COS)
+    return v if fast else _libm(op, a, b)
 
 
 @jit()
 def exp_rows(a, out, n):
     """out[:n] ← e^a[:n]: one vectorised pass, then libm's value where the fast path did not
-    hold (a second pass, only over a block that needs one)."""
-    slow = 0
+    hold."""
     for r in range(n):
-        value, fast = _exp_fast(a[r])
-        out[r] = value
-        slow += not fast
-    if slow:
-        for r in range(n):
-            if not abs(a[r]) <= _EXP_LIMIT:
-                out[r] = math.exp(a[r])
+        out[r] = _or_mark(_exp_fast(a[r]))
+    _libm_where_marked(EXP, a, a, out, n)
 
 
 @jit()
 def log_rows(a, out, n):
     """out[:n] ← ln a[:n], as :func:`exp_rows`."""
-    slow = 0
     for r in range(n):
-        value, fast = _log_fast(a[r])
-        out[r] = value
-        slow += not fast
-    if slow:
-        for r in range(n):
-            if not _is_normal(a[r]):
-                out[r] = math.log(a[r]) if a[r] >= 0 else math.nan
+        out[r] = _or_mark(_log_fast(a[r]))
+    _libm_where_marked(LOG, a, a, out, n)
 
 
 @jit()
 def pow_rows(a, b, out, n, relaxed):
     """out[:n] ← a[:n] ** b[:n], or with ``relaxed`` the real part of the principal power,
     |a|^b·cos(πb) below 0 (``RELAXED_POW``), as :func:`exp_rows`."""
-    slow = 0
     for r in range(n):
-        value, fast = _pow_fast(abs(a[r]) if relaxed else a[r], b[r])
-        out[r] = value if fast else math.nan  # the fast path never gives NaN: a mark
-        slow += not fast
-    if slow:
-        for r in range(n):
-            if math.isnan(out[r]):  # libm's value, as value() has it off the fast path
-                out[r] = abs(a[r]) ** b[r] if relaxed else a[r] ** b[r]
+        out[r] = _or_mark(_pow_fast(abs(a[r]) if relaxed else a[r], b[r]))
     if relaxed:  # a fit's operator only (integer exponents): libm's cos is fast enough
         for r in range(n):
             if a[r] < 0:
-                out[r] *= math.cos(math.pi * b[r])
+                out[r] *= math.cos(math.pi * b[r])  # a mark stays NaN
+    _libm_where_marked(RELAXED_POW if relaxed else POW, a, b, out, n)
 
 
 @jit()
 def sin_cos_rows(a, out, n, cosine):
     """out[:n] ← sin a[:n], or with ``cosine`` cos a[:n], as :func:`exp_rows`."""
-    slow = 0
     for r in range(n):
-        value, fast = _sin_cos_fast(a[r], cosine)
-        out[r] = value
-        slow += not fast
-    if slow:
-        for r in range(n):
-            if not abs(a[r]) <= _TRIG_LIMIT:
-                out[r] = math.cos(a[r]) if cosine else math.sin(a[r])
+        out[r] = _or_mark(_sin_cos_fast(a[r], cosine))
+    _libm_where_marked(COS if cosine else SIN, a, a, out, n)
