@@ -4,8 +4,9 @@ For each operator, three loops over the same ``--rows`` numbers (x in [0.5, 5], 
 [-3, 3]; enough of them that the microsecond of a call from Python does not count), one core,
 the median over ``--repeats`` timings of ``--calls`` calls:
 
-* ``interpreter``: the node's block kernel, as :func:`program.forward` runs it (pow, exp, log,
-  sin and cos in :mod:`.vector_math`'s SIMD code; the rest inline in a row loop);
+* ``interpreter``: :func:`program.forward` on the one node ``op(x0, x1)``, its children's
+  rows already in place (pow, exp, log, sin and cos in :mod:`.vector_math`'s SIMD code; the
+  rest inline in a row loop);
 * ``libm loop``: a compiled loop calling libm once a row (how the interpreter ran them before
   ``vector_math``);
 * ``NumPy``: the ufunc (its own SIMD kernels where it has them).
@@ -31,9 +32,9 @@ import time  # noqa: E402
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from cadsr_sklearn.expressions import vector_math  # noqa: E402
-from cadsr_sklearn.expressions.opcodes import ADD, COS, DIV, EXP, LOG, MUL, POW, SIN  # noqa: E402
-from cadsr_sklearn.expressions.operations import row_value  # noqa: E402
+from cadsr_sklearn.expressions.opcodes import (ADD, COS, DIV, EXP, LOG, MUL, NO_CUSTOM,  # noqa: E402
+                                               POW, SIN, VARIABLE)
+from cadsr_sklearn.expressions.program import forward  # noqa: E402
 
 
 @numba.njit(nogil=True, error_model="numpy")
@@ -50,22 +51,6 @@ def _libm_loop(op, a, b, out, n):
             out[r] = math.sin(x)
         elif op == COS:
             out[r] = math.cos(x)
-
-
-@numba.njit(nogil=True, error_model="numpy")
-def _interpreter(op, a, b, out, n):
-    """The dispatch of :func:`program.forward` for one node."""
-    if op == POW:
-        vector_math.pow_rows(a, b, out, n, False)
-    elif op == EXP:
-        vector_math.exp_rows(a, out, n)
-    elif op == LOG:
-        vector_math.log_rows(a, out, n)
-    elif op == SIN or op == COS:
-        vector_math.sin_cos_rows(a, out, n, op == COS)
-    else:
-        for r in range(n):
-            out[r] = row_value(op, a[r], b[r])
 
 
 NUMPY = {EXP: lambda a, b, out: np.exp(a, out=out), LOG: lambda a, b, out: np.log(a, out=out),
@@ -101,11 +86,18 @@ def main() -> None:
     b = rng.uniform(-3, 3, options.rows)
     out = np.empty(options.rows)
     n = options.rows
+    X = np.column_stack([a, b])
     results = {}
     print(f"{'operator':>8} {'interpreter':>12} {'libm loop':>10} {'NumPy':>8}   ns per element")
     for op, name in NAMES.items():
-        figures = {"interpreter": _ns_per_element(lambda: _interpreter(op, a, b, out, n), n,
-                                                  options.calls, options.repeats),
+        # program op(x0, x1): node 0 alone is evaluated, over rows 1 and 2 of val
+        ops = np.array([op, VARIABLE, VARIABLE], dtype=np.int32)
+        args = np.array([1, 0, 1], dtype=np.int32)
+        val = np.stack([out, a, b])
+        only_the_operator = np.zeros(1, dtype=np.int64)
+        figures = {"interpreter": _ns_per_element(
+                       lambda: forward(ops, args, X, np.zeros(0), val, only_the_operator,
+                                       NO_CUSTOM), n, options.calls, options.repeats),
                    "numpy": _ns_per_element(lambda: NUMPY[op](a, b, out), n, options.calls,
                                             options.repeats)}
         if op in (POW, EXP, LOG, SIN, COS):

@@ -6,12 +6,11 @@ This module holds the one implementation of each built-in operator's value
 :mod:`.vector_math`'s: the interpreter runs them a block of rows at a time, and
 inlines in its row loops :func:`row_value`, :func:`row_d_left` and
 :func:`row_d_right`, which leave them out and stay small enough to inline. The
-expression's evaluation, the SymPy export's
-folding of numbers, the reverse-mode Jacobian and the Levenberg–Marquardt fit all
-read them. A user's operator is reached through the operator table
-(:func:`.opcodes.operator_table`): one call of a C function per block of rows
-(:func:`custom_rows`), compiled by numba or a callback into the NumPy function (see
-:mod:`cadsr_sklearn.expressions.custom_operators`).
+expression's evaluation, the SymPy export's folding of numbers, the reverse-mode
+Jacobian and the Levenberg–Marquardt fit all read them. A user's operator is
+reached through the operator table (:func:`.opcodes.operator_table`): one call of a
+C function per block of rows (:func:`custom_rows`), compiled by numba or a callback
+into the NumPy function (see :mod:`cadsr_sklearn.expressions.custom_operators`).
 
 Numerics are float64's, with no protection: ``log(-1)`` is NaN, ``1/0`` is inf,
 ``(-8)**(1/3)`` is NaN.
@@ -88,9 +87,9 @@ def builtin_value(op, a, b):
 
 @jit()
 def row_value(op, a, b):
-    """:func:`builtin_value` of any operator but pow, log, exp, sin and cos, which the interpreter
-    computes a block of rows at a time (:mod:`.vector_math`): a function small enough for
-    the compiler to inline in a row loop."""
+    """:func:`builtin_value` of any operator but pow (true or relaxed), log, exp, sin and cos,
+    which the interpreter computes a block of rows at a time (:mod:`.vector_math`): a
+    function small enough for the compiler to inline in a row loop."""
     if op == ADD:
         return a + b
     if op == SUB:
@@ -139,7 +138,7 @@ def row_d_left(op, a, b, v):
         return 1.0 / b
     if op == POW:
         # b·a^(b−1) = b·v/a, without a second pow (the costliest call of a fit)
-        # (libm's a**(b−1) at a = 0 is pow_value's: 0 is off its fast path)
+        # (libm's a**(b−1) at a = 0 is vector_math.value's: 0 is off its fast path)
         return b * (v / a) if a != 0 else b * a ** (b - 1.0)
     if op == RELAXED_POW:
         m = b * abs(a) ** (b - 1.0)
