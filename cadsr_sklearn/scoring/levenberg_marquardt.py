@@ -87,13 +87,38 @@ def _normal_equations(J, r):
 
 
 @jit()
-def _times(M, x):
-    """M @ x for a small matrix, by plain loops (see _normal_equations)."""
-    out = np.zeros(M.shape[0])
-    for k in range(M.shape[0]):
-        for j in range(M.shape[1]):
-            out[k] += M[k, j] * x[j]
-    return out
+def _damped_solve(scaled, gs, mu, y):
+    """y ← −(scaled + μI)⁻¹·gs by Cholesky's factorisation, written out for p ≤ 10.
+
+    Returns False where the damped matrix is not positive definite to round-off (a
+    Jacobian of deficient rank with μ near 0): the caller then damps more. For such
+    small systems LAPACK's call costs far more than these p³/6 multiplications, and a
+    factorisation per trial is cheaper than one eigendecomposition per accepted step.
+    """
+    p = len(gs)
+    L = np.empty((p, p))
+    for k in range(p):
+        for j in range(k + 1):
+            total = scaled[k, j]
+            for i in range(j):
+                total -= L[k, i] * L[j, i]
+            if j < k:
+                L[k, j] = total / L[j, j]
+            elif total + mu > 0.0:  # False for NaN too
+                L[k, k] = math.sqrt(total + mu)
+            else:
+                return False
+    for k in range(p):  # L z = −gs
+        total = -gs[k]
+        for i in range(k):
+            total -= L[k, i] * y[i]
+        y[k] = total / L[k, k]
+    for k in range(p - 1, -1, -1):  # Lᵀ y = z
+        total = y[k]
+        for i in range(k + 1, p):
+            total -= L[i, k] * y[i]
+        y[k] = total / L[k, k]
+    return True
 
 
 @jit(inline="always")
@@ -165,8 +190,9 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
 
     Marquardt's scaled damping (A + μ·D) δ = −g on the normal equations, with D
     the running maximum of diag(A) (as MINPACK keeps its column norms) and
-    Nielsen's update of μ from the gain ratio. The scaled A is diagonalised once
-    per accepted step, so a rejected step costs one forward pass and no solve.
+    Nielsen's update of μ from the gain ratio. Each trial solves the damped system
+    by a Cholesky factorisation (:func:`_damped_solve`), so a rejected step costs one
+    forward pass and a p × p solve.
     Trial points are evaluated without derivatives; the Jacobian is taken only
     at accepted points. A trial with non-finite output counts as a failed step
     (more damping), so LM can back away from the edge of the domain.
@@ -188,6 +214,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
     mu, nu = 1e-3, 2.0
     D = np.zeros(p)
     trial_c = c.copy()
+    y = np.empty(p)  # the scaled step
     # The trial buffer shares the static rows: evaluate everything there once.
     for i in range(len(v.ops)):
         _copy(data.val[1, i], data.val[0, i])
@@ -213,18 +240,15 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
                 finite = finite and math.isfinite(scaled[k, j])
         if not finite:
             break
-        if p == 1:  # the common case needs no decomposition
-            lam = np.array([scaled[0, 0]])
-            Q = np.ones((1, 1))
-        else:
-            try:
-                lam, Q = np.linalg.eigh(scaled)
-            except Exception:  # LAPACK did not converge: stop at the last accepted point
-                break
-            lam = np.maximum(lam, 0.0)
-        qg = _times(Q.T, gs)  # Q of any layout: one compilation of _times
         while True:
-            step = -scale * _times(Q, qg / (lam + mu))
+            if not _damped_solve(scaled, gs, mu, y):
+                mu *= nu
+                nu *= 2.0
+                if mu > 1e20:
+                    done = True
+                    break
+                continue
+            step = scale * y
             for k in range(p):
                 trial_c[v.free[k]] = c[v.free[k]] + step[k]
             trial = 1 - cur
