@@ -181,6 +181,27 @@ def test_a_known_need_bans_the_variables_of_other_units():
     assert not allowed[library.index("sin")] and allowed[library.index("mul")]
 
 
+def test_a_mask_on_another_device_is_restricted_as_one_on_the_cpu():
+    """The units masks are computed on the CPU; a mask they cannot share memory with (on a
+    GPU; here a transposed view stands for one) is copied there and written back."""
+    library = Library(2)
+    rule = UnitsRule(parse_units(**SPRING, feature_names=["k", "x"]))
+    constraints = Constraints(library, max_length=16, max_constants=10, units=rule)
+    masks = []
+    for shared in (True, False):
+        state = constraints.new_state(3)
+        constraints.mask(state)  # each step's rule runs before the step's token is taken
+        state.advance(torch.tensor([library.index(n) for n in ("add", "mul", "div")]))
+        V = len(library)
+        allowed = (torch.ones(3, V, dtype=torch.bool) if shared
+                   else torch.ones(V, 3, dtype=torch.bool).T)
+        rule.restrict(state, 16, allowed)
+        masks.append(allowed.clone())
+    assert torch.equal(masks[0], masks[1])
+    assert not masks[0][0, library.index("x1")]  # a side of a sum of energies is not a length
+    assert masks[0][1, library.index("x1")]  # a factor of one may be
+
+
 # ------------------------------------------------------------------- fits
 
 def test_a_fit_with_units_returns_only_consistent_formulas():

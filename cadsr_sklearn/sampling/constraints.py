@@ -183,8 +183,7 @@ class TreeState:
         self.parent = torch.full((B, T + 1), V, dtype=torch.long, device=device)
         self.slot = torch.zeros(B, T + 1, dtype=torch.long, device=device)
         self.trig_above = torch.zeros(B, T + 1, dtype=torch.bool, device=device)
-        self.units = (None if unit_tables is None
-                      else UnitTracker(unit_tables, B, T, torch.device(device)))
+        self.units = None if unit_tables is None else UnitTracker(unit_tables, B, T)
         # required (V,) bool: the required features' tokens
         self.missing = None if required is None else required.expand(B, V).clone()
         # (V, P) bool each: token v is nesting limit p's outer / inner operator

@@ -26,14 +26,22 @@ masks it was sampled under. Where no token is left (u is out of reach within
 the length) the rule yields, as the length rules do, and the tree is marked;
 :func:`~cadsr_sklearn.units.check.check_units`, run on every finished formula before
 its constants are fitted, rejects it and the ties the masks left open.
+
+A step's work for every tree of a batch is one call of a compiled kernel
+(:func:`_restrict` before the token is drawn, :func:`_advance` after), which loops
+over the trees on the CPU whatever the policy's device: as batched tensor
+operations the rule cost some 60 small operations a step, more than the policy.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from ..expressions.library import Library
+from ..expressions.opcodes import jit
 from .check import token_unit_rules
 from .quantities import EXPONENT_TOLERANCE, Units
 
@@ -57,11 +65,6 @@ _MAX_EXTRA = 8  # nodes beyond the fewest that the units prior still tells apart
 #: open, which only the final check can judge.
 _OPEN_PAIR_EXTRA = 1
 
-
-def _fixes_units(kind: torch.Tensor) -> torch.Tensor:
-    """Whether a token's units are fixed by the token alone (a variable, a constant, a
-    function's dimensionless value), not by its subtree."""
-    return (kind == VARIABLE) | (kind == CONSTANT) | (kind == DIMENSIONLESS) | (kind == POW)
 
 
 class ReachCosts:
@@ -109,11 +112,11 @@ class ReachCosts:
         for table, out in ((by_product, self.cost_mul), (by_quotient, self.cost_div)):
             for k, c in table.items():
                 out[index[k]] = c
-        self._encoded = self._encode(np.array(self.keys, dtype=np.int64).reshape(len(self.keys),
-                                                                                 self.D))
-        order = np.argsort(self._encoded)
-        self._encoded, self._order = self._encoded[order], order
-        self._on_device: dict[torch.device, dict[str, torch.Tensor]] = {}
+        encoded = self._encode(np.array(self.keys, dtype=np.int64).reshape(len(self.keys),
+                                                                           self.D))
+        #: the tabulated units' codes, sorted, and where each sits in :attr:`keys`
+        self.order = np.argsort(encoded)
+        self.encoded = encoded[self.order]
 
     @staticmethod
     def _encode(q: np.ndarray) -> np.ndarray:
@@ -160,170 +163,525 @@ class ReachCosts:
                 fresh += admit((a[:, None, :] - b[None, :, :]).reshape(-1, D), size, by_quotient)
             sizes[size] = np.array(fresh, dtype=np.int64).reshape(-1, D)
 
-    def _tables_on(self, device: torch.device) -> dict[str, torch.Tensor]:
-        """The sorted codes, their costs and the span's basis as tensors on ``device``
-        (made once per device: :meth:`lookup` runs at every step of sampling)."""
-        if device not in self._on_device:
-            as_tensor = lambda a: torch.as_tensor(a, device=device)  # noqa: E731
-            width = 2 * _MAX_QUANTA + 1
-            self._on_device[device] = dict(
-                encoded=as_tensor(self._encoded), cost=as_tensor(self.cost[self._order]),
-                cost_mul=as_tensor(self.cost_mul[self._order]),
-                cost_div=as_tensor(self.cost_div[self._order]),
-                span=as_tensor(np.ascontiguousarray(self.span, dtype=np.float64)),
-                powers=as_tensor(width ** np.arange(self.D, dtype=np.int64)))
-        return self._on_device[device]
 
-    def lookup(self, units: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Fewest nodes for ``units`` (..., D): overall, with ``*`` at the top, with ``/``.
+class _Tables(NamedTuple):
+    """What the compiled kernels read: the tokens' unit facts and the reach tables."""
 
-        Units not tabulated cost :attr:`untabulated` if the variables span
-        them, else ``_UNREACHABLE``.
-        """
-        shape = units.shape[:-1]
-        if self.D == 0:  # every quantity is dimensionless: any leaf, any product of two
-            ones = torch.ones(shape, dtype=torch.long, device=units.device)
-            return ones, 3 * ones, 3 * ones
-        tab = self._tables_on(units.device)
-        u = units.reshape(-1, self.D).to(torch.float64)  # (n, D)
-        residual = u - (u @ tab["span"]) @ tab["span"].T
-        fallback = torch.where((residual.abs() < 1e-9).all(dim=1), self.untabulated,
-                               _UNREACHABLE)  # (n,)
-        q = u * _QUANTUM
-        rounded = q.round()
-        inside = ((q - rounded).abs() < 1e-6).all(dim=1) & (rounded.abs()
-                                                              <= _MAX_QUANTA).all(dim=1)
-        cost, cost_mul, cost_div = fallback, fallback, fallback
-        if len(tab["encoded"]):
-            quanta = rounded.clamp(-_MAX_QUANTA, _MAX_QUANTA).long()
-            code = ((quanta + _MAX_QUANTA) * tab["powers"]).sum(dim=1)  # as _encode writes it
-            at = torch.searchsorted(tab["encoded"], code).clamp(max=len(tab["encoded"]) - 1)
-            found = inside & (tab["encoded"][at] == code)
-            cost = torch.where(found, tab["cost"][at], fallback)
-            cost_mul = torch.where(found, torch.minimum(tab["cost_mul"][at], fallback), fallback)
-            cost_div = torch.where(found, torch.minimum(tab["cost_div"][at], fallback), fallback)
-        return cost.reshape(shape), cost_mul.reshape(shape), cost_div.reshape(shape)
+    kind: np.ndarray  # (V,) UnitRule kind codes
+    parent_kind: np.ndarray  # (V+1,): row V for "no parent", a dimensionless context
+    factor: np.ndarray  # (V+1,) a scaling operator's factor, 1 elsewhere
+    exponents: np.ndarray  # (V, D) a variable's units, 0 for the rest
+    arity: np.ndarray  # (V,)
+    scale_factors: np.ndarray  # (S,) the library's scaling factors, ascending
+    target: np.ndarray  # (D,) the target's units (zeros when it has none)
+    has_target: bool
+    dimensional_constant: bool  # the overall factor may carry units
+    argument: int  # fewest nodes of a dimensionless function argument
+    own: np.ndarray  # (V,) fewest nodes of a subtree whose token fixes its own units
+    encoded: np.ndarray  # (K,) sorted codes of the tabulated units
+    cost: np.ndarray  # (K,) fewest nodes, in the order of `encoded`
+    cost_mul: np.ndarray  # (K,) … with * at the top
+    cost_div: np.ndarray  # (K,) … with / at the top
+    span: np.ndarray  # (D, r) orthonormal basis of the units the variables span
+    powers: np.ndarray  # (D,) the code's place values
+    untabulated: int  # cost of spanned units the table does not hold
+
+
+class _State(NamedTuple):
+    """The tracker's arrays, row for row with the trees (see :class:`UnitTracker`)."""
+
+    need_kind: np.ndarray  # (B, T+1) KNOWN, LINKED or FREE
+    need: np.ndarray  # (B, T+1, D)
+    unit_kind: np.ndarray  # (B, T+1) UNKNOWN, FIXED or SOLVED
+    unit: np.ndarray  # (B, T+1, D)
+    parent_index: np.ndarray  # (B, T+1)
+    top_chain: np.ndarray  # (B, T+1) on the chain of * and / from the root
+    violated: np.ndarray  # (B,)
+    extra_nodes: np.ndarray  # (B, V)
+    reserved: np.ndarray  # (B, T+1)
+    min_size: np.ndarray  # (B,)
+    cost: np.ndarray  # (B, V)
+
+
+# ------------------------------------------------------------------ compiled kernels
+
+@jit(inline="always")
+def _fixes_units(kind):
+    """Whether a token's units are fixed by the token alone (a variable, a constant, a
+    function's dimensionless value), not by its subtree."""
+    return kind == VARIABLE or kind == CONSTANT or kind == DIMENSIONLESS or kind == POW
+
+
+@jit()
+def _lookup(tab, u, work):
+    """Fewest nodes for units ``u`` (D,): overall, with ``*`` at the top, with ``/``.
+
+    Units not tabulated cost ``untabulated`` if the variables span them, else
+    ``_UNREACHABLE``. ``work`` holds at least as many numbers as the span has columns.
+    """
+    D = len(u)
+    if D == 0:  # every quantity is dimensionless: any leaf, any product of two
+        return 1, 3, 3
+    inside = True
+    code = 0
+    for i in range(D):
+        q = u[i] * _QUANTUM
+        rounded = np.rint(q)  # half to even, as the tables were written
+        if not (abs(q - rounded) < 1e-6 and abs(rounded) <= _MAX_QUANTA):
+            inside = False
+            break
+        code += (int(rounded) + _MAX_QUANTA) * tab.powers[i]
+    if inside and len(tab.encoded):
+        at = min(np.searchsorted(tab.encoded, code), len(tab.encoded) - 1)
+        if tab.encoded[at] == code:  # tabulated units are combinations of the variables'
+            return (tab.cost[at], min(tab.cost_mul[at], tab.untabulated),
+                    min(tab.cost_div[at], tab.untabulated))
+    fallback = tab.untabulated if _spanned(tab.span, u, work) else _UNREACHABLE
+    return fallback, fallback, fallback
+
+
+@jit(inline="always")
+def _spanned(span, u, work):
+    """Whether units ``u`` are a combination of the columns of ``span`` (orthonormal)."""
+    D, r = span.shape
+    for j in range(r):
+        work[j] = 0.0
+        for k in range(D):
+            work[j] += u[k] * span[k, j]
+    for i in range(D):
+        projection = 0.0
+        for j in range(r):
+            projection += work[j] * span[i, j]
+        if not abs(u[i] - projection) < 1e-9:
+            return False
+    return True
+
+
+@jit(inline="always")
+def _dimensionless(u):
+    """Whether units ``u`` (D,) are those of a pure number."""
+    for x in u:
+        if not abs(x) < EXPONENT_TOLERANCE:
+            return False
+    return True
+
+
+@jit(inline="always")
+def _same_units(u, w):
+    for i in range(len(u)):
+        if not abs(u[i] - w[i]) < EXPONENT_TOLERANCE:
+            return False
+    return True
+
+
+@jit(inline="always")
+def _copy(out, x):
+    """out ← x by a loop: a slice assignment compiles its shape check and message."""
+    for i in range(len(x)):
+        out[i] = x[i]
+
+
+@jit()
+def _costs(tab, need, on_top_chain, cost, units, work):
+    """Fewest nodes ``cost`` (V,) of a subtree with units ``need`` (D,) rooted at each token
+    (``units`` (D,) and ``work``: scratch)."""
+    total, product, quotient = _lookup(tab, need, work)
+    dimensionless = _dimensionless(need)
+    factor = on_top_chain and tab.dimensional_constant  # the overall factor may sit here
+    argument = tab.argument
+    for v in range(len(tab.kind)):
+        kind, arity = tab.kind[v], tab.arity[v]
+        c = _UNREACHABLE
+        if kind == VARIABLE:
+            if _same_units(need, tab.exponents[v]):
+                c = 1
+        elif kind == CONSTANT:
+            if dimensionless or factor:
+                c = 1
+        elif kind == DIMENSIONLESS:
+            # the literal 1, or a function of a dimensionless argument (an operator's
+            # argument is never a lone constant: the constant-subtree rule)
+            if dimensionless:
+                c = 1 + arity * argument
+        elif kind == POW:  # a power of dimensionless terms
+            if dimensionless:
+                c = 2 + argument
+        elif kind == MUL:  # on the top chain, the overall factor times anything: c·x
+            c = min(product, 3 if factor else _UNREACHABLE)
+        elif kind == DIV:  # … or over it: x/c
+            c = min(quotient, 3 if factor else _UNREACHABLE)
+        elif kind == SAME:
+            c = 2 * total + 1
+        cost[v] = c
+    for f in tab.scale_factors:  # the child of a token that scales units by f needs need/f
+        for i in range(len(need)):
+            units[i] = need[i] / f
+        child = argument if dimensionless else _lookup(tab, units, work)[0]
+        for v in range(len(tab.kind)):
+            if tab.kind[v] == SCALE and tab.factor[v] == f:
+                cost[v] = child + 1
+
+
+@jit(inline="always")
+def _known_product(tab, st, b, t, parent_token):
+    """Whether node ``t`` of tree ``b`` is a factor of a ``*`` or ``/`` with a known need
+    whose units wait on its sibling, and that product's kind and node."""
+    p = st.parent_index[b, t]
+    kind = tab.parent_kind[parent_token]
+    under = ((kind == MUL or kind == DIV) and st.need_kind[b, t] == LINKED
+             and st.need_kind[b, p] == KNOWN)
+    return under, kind, p
+
+
+@jit()
+def _left_factor_costs(tab, st, b, t, parent_token, slot, pair, units, work):
+    """Whether node ``t`` of tree ``b`` is the left factor of a product with a known
+    need; there, the fewest nodes ``pair`` (V,) of the pair it starts: this factor and
+    its right sibling (``units`` and ``work``: scratch).
+
+    A factor whose token fixes its units (a variable, a constant, a function)
+    fixes the right factor's need, so the pair costs the factor's fewest nodes
+    plus the right factor's. A factor whose units stay open (an operator) costs
+    at least its own bare size and one node for the right factor, and together
+    no fewer than the product's fewest nodes below its ``*`` or ``/``. Without
+    this the left factor is unconstrained, and an untrained policy puts a
+    function there as often as a variable: the right factor must then carry
+    all the units and the tree runs into the length cap.
+    """
+    under, kind, p = _known_product(tab, st, b, t, parent_token)
+    if not (under and slot == 0):
+        return False
+    u = st.need[b, p]  # the product's need
+    is_mul = kind == MUL
+    sign = 1.0 if is_mul else -1.0  # right need: u − left for ×, left − u for ÷
+    factor = st.top_chain[b, t] and tab.dimensional_constant  # leaves its sibling free
+    _, product, quotient = _lookup(tab, u, work)
+    below = 2 if factor else (product if is_mul else quotient) - 1  # c·x: the factor deeper
+    for v in range(len(tab.kind)):
+        if _fixes_units(tab.kind[v]):
+            if factor and tab.kind[v] == CONSTANT:
+                right = 1
+            else:
+                for i in range(len(u)):
+                    units[i] = sign * (u[i] - tab.exponents[v, i])
+                right = _lookup(tab, units, work)[0]
+            pair[v] = min(tab.own[v] + right, _UNREACHABLE)
+        else:
+            pair[v] = min(max(2 + tab.arity[v], below), _UNREACHABLE)
+    return True
+
+
+@jit()
+def _right_factor_costs(tab, st, b, t, parent_token, slot, price, units, work):
+    """Whether node ``t`` of tree ``b`` is the right factor of a product with a known need
+    whose left factor's token left its units open; there, a price ``price`` (V,) of
+    each token (``units`` and ``work``: scratch).
+
+    A token that fixes its own units settles the left factor's need (its subtree
+    is written later); it costs its own fewest nodes plus the fewest the left
+    factor then needs, and it is out if the left factor cannot have those units.
+    A token that leaves its units open too leaves the pair to the final check,
+    which many such pairs fail: it costs its bare size, the left factor's, and
+    :data:`_OPEN_PAIR_EXTRA` nodes more. Only that much: a ratio of two sums
+    (I.18.4's centre of mass) is such a pair, and must stay within reach.
+    """
+    under, kind, p = _known_product(tab, st, b, t, parent_token)
+    if not (under and slot == 1 and st.unit_kind[b, t - 1] == UNKNOWN):
+        return False
+    u = st.need[b, p]  # the product's need
+    sign = -1.0 if kind == MUL else 1.0  # the left factor's need: u ∓ this token's units
+    for v in range(len(tab.kind)):
+        if _fixes_units(tab.kind[v]):
+            for i in range(len(u)):
+                units[i] = u[i] + sign * tab.exponents[v, i]
+            left = _lookup(tab, units, work)[0]
+            price[v] = min(tab.own[v] + left, _UNREACHABLE)
+        else:
+            price[v] = 1 + tab.arity[v] + st.reserved[b, t - 1] + _OPEN_PAIR_EXTRA
+    return True
+
+
+@jit(inline="always")
+def _pull_need(tab, st, b, t, parent_token, slot):
+    """Set node ``t``'s need from its parent's (and its left sibling's units)."""
+    if t == 0:
+        st.need_kind[b, 0] = KNOWN if tab.has_target else FREE
+        if tab.has_target:
+            _copy(st.need[b, 0], tab.target)
+        return
+    p = st.parent_index[b, t]
+    parent_known = st.need_kind[b, p] == KNOWN
+    parent_need = st.need[b, p]
+    kind = tab.parent_kind[parent_token]
+    right = slot == 1
+    left_fixed = right and st.unit_kind[b, t - 1] == FIXED
+    left_solved = right and st.unit_kind[b, t - 1] == SOLVED
+    left_units = st.unit[b, t - 1]
+    need = st.need[b, t]
+    for i in range(len(need)):  # dimensionless unless set below
+        need[i] = 0.0
+    state = FREE
+    if kind == DIMENSIONLESS:
+        state = KNOWN
+    elif kind == SCALE:
+        if parent_known:
+            state = KNOWN
+            for i in range(len(need)):
+                need[i] = parent_need[i] / tab.factor[parent_token]
+    elif kind == SAME:  # + and −: both sides the parent's units, or each other's
+        if parent_known:
+            state = KNOWN
+            _copy(need, parent_need)
+        elif left_fixed:
+            state = KNOWN
+            _copy(need, left_units)
+        else:
+            state = LINKED
+    elif kind == MUL or kind == DIV:  # under a known need: the right factor completes the left
+        if parent_known:
+            if left_fixed:
+                state = KNOWN
+                for i in range(len(need)):
+                    need[i] = (parent_need[i] - left_units[i] if kind == MUL
+                               else left_units[i] - parent_need[i])
+            elif not left_solved:
+                state = LINKED
+    elif kind == POW:  # a dimensionless exponent; a dimensionless base unless units are free
+        if right or st.need_kind[b, p] != FREE:
+            state = KNOWN
+    st.need_kind[b, t] = state
+
+
+@jit()
+def _restrict(tab, st, t, parent_token, slot, max_length, allowed):
+    """:meth:`UnitTracker.restrict` for every tree ``b`` of the batch."""
+    V = len(tab.kind)
+    cost = np.empty(V, dtype=np.int64)
+    price = np.empty(V, dtype=np.int64)
+    pair = np.empty(V, dtype=np.int64)
+    meets = np.empty(V, dtype=np.bool_)
+    priced = np.empty(V, dtype=np.bool_)
+    units, work = np.empty(st.need.shape[2]), np.empty(max(tab.span.shape[1], 1))
+    for b in range(allowed.shape[0]):
+        _pull_need(tab, st, b, t, parent_token[b], slot[b])
+        # A tree that broke the constraint will be rejected: close it as soon as possible.
+        if st.violated[b]:
+            closes = False
+            for v in range(V):
+                closes = closes or (allowed[b, v] and tab.arity[v] == 0)
+            if closes:
+                for v in range(V):
+                    allowed[b, v] = allowed[b, v] and tab.arity[v] == 0
+        known = st.need_kind[b, t] == KNOWN
+        if known:
+            _costs(tab, st.need[b, t], st.top_chain[b, t], cost, units, work)
+        else:
+            for v in range(V):
+                cost[v] = 1 + tab.arity[v]  # a bare subtree's size
+        fewest = _UNREACHABLE
+        for v in range(V):
+            meets[v] = allowed[b, v] and cost[v] < _UNREACHABLE
+            if meets[v]:
+                fewest = min(fewest, cost[v])
+        raise_by = max(min(fewest, max_length + 1) - st.reserved[b, t], 0)
+        st.reserved[b, t] += raise_by
+        st.min_size[b] += raise_by
+        room = max_length - (st.min_size[b] - st.reserved[b, t])  # nodes for node t
+        for v in range(V):
+            meets[v] = meets[v] and cost[v] <= room
+            priced[v] = known
+            price[v] = cost[v]
+        if t > 0:
+            # the left factor of a product with a known need: priced with the right factor
+            if _left_factor_costs(tab, st, b, t, parent_token[b], slot[b], pair, units, work):
+                pair_room = room + st.reserved[b, t + 1]  # node t + 1 is the right factor
+                for v in range(V):
+                    if _fixes_units(tab.kind[v]):
+                        meets[v] = meets[v] and pair[v] <= pair_room
+                    priced[v] = True
+                    price[v] = pair[v]
+            elif _right_factor_costs(tab, st, b, t, parent_token[b], slot[b], pair, units,
+                                     work):
+                for v in range(V):
+                    meets[v] = meets[v] and pair[v] < _UNREACHABLE
+                    priced[v] = True
+                    price[v] = pair[v]
+        dead = True
+        for v in range(V):
+            dead = dead and not meets[v]
+        st.violated[b] = st.violated[b] or dead
+        fewest = _UNREACHABLE
+        for v in range(V):
+            if not dead:
+                allowed[b, v] = meets[v]
+            st.cost[b, v] = min(cost[v], max_length + 1)
+            price[v] = min(price[v], max_length + 1)
+            if allowed[b, v]:
+                fewest = min(fewest, price[v])
+        for v in range(V):
+            extra = 0
+            if priced[v] and allowed[b, v]:
+                extra = min(max(price[v] - fewest, 0), _MAX_EXTRA)
+            st.extra_nodes[b, v] = extra
+
+
+@jit()
+def _advance(tab, st, t, tokens, parent_token, slot, child_columns):
+    """:meth:`UnitTracker.advance` for every tree ``b`` of the batch."""
+    for b in range(len(tokens)):
+        token = tokens[b]
+        kind = tab.kind[token]
+        need_kind = st.need_kind[b, t]
+        solved = kind == CONSTANT and st.top_chain[b, t] and tab.dimensional_constant
+        by_token = (kind == VARIABLE or kind == DIMENSIONLESS or kind == CONSTANT
+                    or (kind == POW and need_kind == LINKED))
+        fixed = not solved and (need_kind == KNOWN or by_token)
+        st.unit_kind[b, t] = SOLVED if solved else (FIXED if fixed else UNKNOWN)
+        # a constant's and a function's value are dimensionless (exponents 0)
+        _copy(st.unit[b, t], st.need[b, t] if need_kind == KNOWN else tab.exponents[token])
+        if t > 0:
+            _settle_left_sibling(tab, st, b, t, tab.parent_kind[parent_token[b]], slot[b])
+        # node t's subtree now counts for its token's fewest nodes, shared by its children
+        size = st.cost[b, token]
+        st.min_size[b] += size - st.reserved[b, t]
+        st.reserved[b, t] = size
+        left = max((size - 1) // 2, 1)
+        first = size - 1 if tab.arity[token] == 1 else left
+        chain = st.top_chain[b, t] and (kind == MUL or kind == DIV)
+        for k in range(2):
+            column = child_columns[b, k]
+            st.reserved[b, column] = max(first if k == 0 else size - 1 - left, 1)
+            st.parent_index[b, column] = t
+            st.top_chain[b, column] = chain
+
+
+@jit(inline="always")
+def _settle_left_sibling(tab, st, b, t, parent_kind, slot):
+    """A LINKED left sibling whose units its token left open takes them from node ``t``."""
+    left = t - 1
+    if not (slot == 1 and st.need_kind[b, left] == LINKED and st.unit_kind[b, left] == UNKNOWN):
+        return
+    kind = st.unit_kind[b, t]
+    if kind == SOLVED:
+        st.need_kind[b, left] = FREE
+        return
+    p = st.parent_index[b, t]
+    if kind == FIXED and (st.need_kind[b, p] == KNOWN or parent_kind == SAME):
+        units, parent_need, need = st.unit[b, t], st.need[b, p], st.need[b, left]
+        for i in range(len(need)):
+            if parent_kind == MUL:
+                need[i] = parent_need[i] - units[i]
+            elif parent_kind == DIV:
+                need[i] = parent_need[i] + units[i]
+            else:
+                need[i] = units[i]
+        st.need_kind[b, left] = KNOWN
+        st.unit_kind[b, left] = FIXED
+        _copy(st.unit[b, left], need)
 
 
 class UnitTables:
-    """Per-token unit facts of a library under :class:`~.quantities.Units`, on a device."""
+    """Per-token unit facts of a library under :class:`~.quantities.Units`.
+
+    The masks are computed on the CPU whatever the policy's device (a step's work is
+    a few hundred small loops, not tensor arithmetic); ``device`` is where the
+    tracker hands its prior and flags to the sampler.
+    """
 
     def __init__(self, library: Library, units: Units, device: torch.device) -> None:
         rules = token_unit_rules(library)
         D = len(units.base)
-        self.kind = torch.tensor([_CODES[r.kind] for r in rules], device=device)  # (V,)
-        # Parent-indexed: row V for "no parent", where finished trees of a teacher-forced
-        # batch go on taking a filler token.
-        self.parent_kind = torch.cat([self.kind, self.kind.new_full((1,), DIMENSIONLESS)])
-        self.factor = torch.tensor([r.factor for r in rules] + [1.0], dtype=torch.float64,
-                                   device=device)  # (V+1,)
-        exponents = torch.zeros(len(rules), D, dtype=torch.float64)
+        kind = np.array([_CODES[r.kind] for r in rules], dtype=np.int64)  # (V,)
+        exponents = np.zeros((len(rules), D))
         for i, r in enumerate(rules):
             if r.feature is not None:
-                exponents[i] = torch.as_tensor(units.features[r.feature])
-        self.exponents = exponents.to(device)  # (V, D): a variable's units, 0 for the rest
-        self.is_variable = self.kind == VARIABLE
-        self.needs_dimensionless = (self.kind == DIMENSIONLESS) | (self.kind == POW)
-        self.is_constant = self.kind == CONSTANT
-        self.arity = torch.as_tensor(library.arities, device=device)  # (V,)
-        self.scale_factors = sorted({r.factor for r in rules if r.kind == "scale"})
-        self.reach = ReachCosts(np.asarray(units.features, dtype=np.float64),
-                                tuple(self.scale_factors))
-        self.target = (None if units.target is None
-                       else torch.as_tensor(units.target, dtype=torch.float64, device=device))
-        self.dimensional_constant = units.dimensional_constant
-        self.D = D
-        #: (1, V) UnitTracker's fewest nodes of each token that fixes its own units
-        self.own_costs: torch.Tensor | None = None
+                exponents[i] = units.features[r.feature]
+        scale_factors = sorted({r.factor for r in rules if r.kind == "scale"})
+        reach = ReachCosts(np.asarray(units.features, dtype=np.float64), tuple(scale_factors))
+        self.device, self.D, self.V = torch.device(device), D, len(rules)
+        self.kernel = _Tables(
+            kind=kind,
+            parent_kind=np.append(kind, DIMENSIONLESS),
+            factor=np.array([r.factor for r in rules] + [1.0], dtype=np.float64),
+            exponents=exponents,
+            arity=np.asarray(library.arities, dtype=np.int64),
+            scale_factors=np.array(scale_factors, dtype=np.float64),
+            target=(np.zeros(D) if units.target is None
+                    else np.asarray(units.target, dtype=np.float64)),
+            has_target=units.target is not None,
+            dimensional_constant=bool(units.dimensional_constant),
+            argument=int(reach.dimensionless_argument),
+            own=np.zeros(len(rules), dtype=np.int64),
+            encoded=reach.encoded, cost=reach.cost[reach.order],
+            cost_mul=reach.cost_mul[reach.order], cost_div=reach.cost_div[reach.order],
+            span=np.ascontiguousarray(reach.span, dtype=np.float64),
+            powers=(2 * _MAX_QUANTA + 1) ** np.arange(D, dtype=np.int64),
+            untabulated=int(reach.untabulated))
+        # A token that fixes its own units: 1 for a variable or a constant, a function
+        # and its argument (the same for every tree and step).
+        own = self.kernel.own
+        _costs(self.kernel, np.zeros(D), False, own, np.empty(D), np.empty(max(D, 1)))
+        own[kind == VARIABLE] = 1
+        self._compile()
+
+    def _compile(self) -> None:
+        """Compile the step's kernels (or load them from numba's cache) for the argument
+        types sampling passes, before a search's clock starts: one step of one tree."""
+        V = self.V
+        tracker = UnitTracker(self, 1, 2)
+        one = np.zeros(1, dtype=np.int64)
+        _restrict(self.kernel, tracker.state, 0, one + V, one, 2, np.ones((1, V), dtype=np.bool_))
+        _advance(self.kernel, tracker.state, 0, one, one + V, one, np.full((1, 2), 2))
 
 
 class UnitTracker:
     """The needs and known units of every node of a batch of partial trees (B, T+1).
 
     Advanced by :class:`~cadsr_sklearn.sampling.constraints.TreeState`, one node per step;
-    the last column is the sink of absent children.
+    the last column is the sink of absent children. Its arrays live on the CPU
+    (:class:`UnitTables`).
     """
 
-    def __init__(self, tables: UnitTables, batch_size: int, max_length: int,
-                 device: torch.device) -> None:
-        B, T, D = batch_size, max_length, tables.D
+    def __init__(self, tables: UnitTables, batch_size: int, max_length: int) -> None:
+        B, T, D, V = batch_size, max_length, tables.D, tables.V
         self.tables = tables
-        self.need_kind = torch.full((B, T + 1), FREE, dtype=torch.long, device=device)
-        self.need = torch.zeros(B, T + 1, D, dtype=torch.float64, device=device)
-        self.unit_kind = torch.full((B, T + 1), UNKNOWN, dtype=torch.long, device=device)
-        self.unit = torch.zeros(B, T + 1, D, dtype=torch.float64, device=device)
-        self.parent_index = torch.zeros(B, T + 1, dtype=torch.long, device=device)
-        self.top_chain = torch.zeros(B, T + 1, dtype=torch.bool, device=device)
-        self.top_chain[:, 0] = True
-        #: (B,) a mask had to yield: the tree breaks the constraint somewhere.
-        self.violated = torch.zeros(B, dtype=torch.bool, device=device)
-        #: (B, V) after :meth:`restrict`: how many more nodes than the fewest each
-        #: allowed token needs to give node t its known units (0 where they are not known).
-        self.extra_nodes = torch.zeros(B, len(tables.kind), device=device)
-        #: Fewest nodes each node's subtree was counted for in :attr:`min_size`, and
-        #: (B,) the fewest nodes each tree can still be finished in.
-        self.reserved = torch.ones(B, T + 1, dtype=torch.long, device=device)
-        self.min_size = torch.ones(B, dtype=torch.long, device=device)
-        self.cost = torch.ones(B, len(tables.kind), dtype=torch.long, device=device)
+        top_chain = np.zeros((B, T + 1), dtype=np.bool_)
+        top_chain[:, 0] = True
+        self.state = _State(
+            need_kind=np.full((B, T + 1), FREE, dtype=np.int64),
+            need=np.zeros((B, T + 1, D)),
+            unit_kind=np.full((B, T + 1), UNKNOWN, dtype=np.int64),
+            unit=np.zeros((B, T + 1, D)),
+            parent_index=np.zeros((B, T + 1), dtype=np.int64),
+            top_chain=top_chain,
+            violated=np.zeros(B, dtype=np.bool_),
+            # how many more nodes than the fewest each allowed token needs to give node t
+            # its known units (0 where they are not known), after restrict
+            extra_nodes=np.zeros((B, V)),
+            # the fewest nodes each node's subtree was counted for in min_size, and the
+            # fewest nodes each tree can still be finished in
+            reserved=np.ones((B, T + 1), dtype=np.int64),
+            min_size=np.ones(B, dtype=np.int64),
+            cost=np.ones((B, V), dtype=np.int64))
 
-    _FIELDS = ("need_kind", "need", "unit_kind", "unit", "parent_index", "top_chain", "violated",
-               "extra_nodes", "reserved", "min_size", "cost")
+    @property
+    def violated(self) -> torch.Tensor:
+        """(B,) a mask had to yield: the tree breaks the constraint somewhere."""
+        return _to_device(self.state.violated, self.tables.device)
+
+    @property
+    def extra_nodes(self) -> torch.Tensor:
+        """(B, V) after :meth:`restrict`: how many more nodes than the fewest each allowed
+        token needs to give node t its known units (0 where they are not known)."""
+        extra = _to_device(self.state.extra_nodes, self.tables.device)
+        return extra.to(torch.get_default_dtype())
 
     def select(self, rows: torch.Tensor) -> "UnitTracker":
         new = object.__new__(UnitTracker)
         new.tables = self.tables
-        for name in self._FIELDS:
-            setattr(new, name, getattr(self, name)[rows])
+        index = _to_numpy(rows)
+        new.state = _State(*(field[index] for field in self.state))
         return new
-
-    def _pull_need(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor) -> None:
-        """Set node ``t``'s need from its parent's (and its left sibling's units)."""
-        tab, B = self.tables, len(slot)
-        rows = torch.arange(B, device=slot.device)
-        if t == 0:
-            if tab.target is None:
-                self.need_kind[:, 0] = FREE
-            else:
-                self.need_kind[:, 0] = KNOWN
-                self.need[:, 0] = tab.target
-            return
-        p = self.parent_index[:, t]  # (B,)
-        parent_known = self.need_kind[rows, p] == KNOWN  # (B,)
-        parent_need = self.need[rows, p]  # (B, D)
-        kind = tab.parent_kind[parent_token]  # (B,)
-        right = slot == 1
-        left_fixed = right & (self.unit_kind[:, t - 1] == FIXED)
-        left_solved = right & (self.unit_kind[:, t - 1] == SOLVED)
-        left_units = self.unit[:, t - 1]  # (B, D)
-
-        need = torch.zeros_like(parent_need)  # dimensionless unless set below
-        state = torch.full_like(slot, FREE)
-        state[kind == DIMENSIONLESS] = KNOWN
-        scale = (kind == SCALE) & parent_known
-        state[scale] = KNOWN
-        need[scale] = parent_need[scale] / tab.factor[parent_token[scale]].unsqueeze(1)
-        # + and −: both sides the parent's units, or each other's
-        same = kind == SAME
-        same_known = same & parent_known
-        state[same_known] = KNOWN
-        need[same_known] = parent_need[same_known]
-        same_linked = same & ~parent_known
-        state[same_linked & ~left_fixed] = LINKED
-        state[same_linked & left_fixed] = KNOWN
-        need[same_linked & left_fixed] = left_units[same_linked & left_fixed]
-        # × and ÷ under a known need: the right factor completes the left one
-        product = ((kind == MUL) | (kind == DIV)) & parent_known
-        state[product & ~left_fixed & ~left_solved] = LINKED
-        mul_done = product & left_fixed & (kind == MUL)
-        div_done = product & left_fixed & (kind == DIV)
-        state[mul_done | div_done] = KNOWN
-        need[mul_done] = parent_need[mul_done] - left_units[mul_done]
-        need[div_done] = left_units[div_done] - parent_need[div_done]
-        state[product & left_solved] = FREE
-        # pow: a dimensionless exponent; a dimensionless base unless the units are free
-        power = kind == POW
-        state[power & (right | (self.need_kind[rows, p] != FREE))] = KNOWN
-        self.need_kind[:, t], self.need[:, t] = state, need
 
     def restrict(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor,
                  max_length: int, allowed: torch.Tensor) -> None:
@@ -331,171 +689,17 @@ class UnitTracker:
         within ``max_length`` nodes.
 
         A token is kept if the fewest nodes its subtree needs, with the fewest the
-        other open slots need (:attr:`min_size`), fit. Rows left with no token keep
+        other open slots need (``min_size``), fit. Rows left with no token keep
         their mask (the rule yields) and are marked :attr:`violated`; a violated
         tree gets only terminals from then on, where the other rules allow one, so
         that it closes (the scorer rejects it).
         """
-        self._pull_need(t, parent_token, slot)
-        # A tree that broke the constraint will be rejected: close it as soon as possible.
-        closing = self.violated.unsqueeze(1) & (self.tables.arity == 0).unsqueeze(0)  # (B, V)
-        closes = (allowed & closing).any(dim=1, keepdim=True)  # (B, 1)
-        allowed &= ~closes | closing
-        known = (self.need_kind[:, t] == KNOWN).unsqueeze(1)  # (B, 1)
-        unconstrained = (1 + self.tables.arity).unsqueeze(0)  # (1, V): a bare subtree's size
-        cost = torch.where(known, self._costs(self.need[:, t], self.top_chain[:, t]),
-                           unconstrained)  # (B, V)
-        meets = allowed & (cost < _UNREACHABLE)
-        fewest = torch.where(meets, cost, _UNREACHABLE).min(dim=1).values  # (B,)
-        raise_by = (fewest.clamp(max=max_length + 1) - self.reserved[:, t]).clamp(min=0)
-        self.reserved[:, t] += raise_by
-        self.min_size += raise_by
-        room = max_length - (self.min_size - self.reserved[:, t])  # (B,) nodes for node t
-        meets &= cost <= room.unsqueeze(1)
-        # the left factor of a product with a known need: priced with the right factor it leaves
-        priced = known.expand_as(cost).clone()  # (B, V)
-        price = cost.clone()
-        if t > 0:
-            linked, pair_cost = self._left_factor_costs(t, parent_token, slot)
-            pair_room = room + self.reserved[:, t + 1]  # node t + 1 is the right factor
-            fixing = linked.unsqueeze(1) & _fixes_units(self.tables.kind).unsqueeze(0)
-            meets &= ~fixing | (pair_cost <= pair_room.unsqueeze(1))
-            priced |= linked.unsqueeze(1)
-            price = torch.where(linked.unsqueeze(1), pair_cost, price)
-            settling, settle_cost = self._right_factor_costs(t, parent_token, slot)
-            meets &= ~settling.unsqueeze(1) | (settle_cost < _UNREACHABLE)
-            priced |= settling.unsqueeze(1)
-            price = torch.where(settling.unsqueeze(1), settle_cost, price)
-        dead = ~meets.any(dim=1)  # (B,)
-        self.violated |= dead
-        allowed.copy_(torch.where(dead.unsqueeze(1), allowed, meets))
-        self.cost = cost.clamp(max=max_length + 1)
-        price = price.clamp(max=max_length + 1)
-        fewest = torch.where(allowed, price, _UNREACHABLE).min(dim=1, keepdim=True).values
-        self.extra_nodes = torch.where(priced & allowed, (price - fewest).clamp(0, _MAX_EXTRA),
-                                       0).to(torch.get_default_dtype())
-
-    def _costs(self, need: torch.Tensor, on_top_chain: torch.Tensor) -> torch.Tensor:
-        """Fewest nodes (B, V) of a subtree with units ``need`` (B, D) rooted at each token."""
-        tab = self.tables
-        total, product, quotient = tab.reach.lookup(need)  # (B,) each
-        dimensionless = (need.abs() < EXPONENT_TOLERANCE).all(dim=1, keepdim=True)  # (B, 1)
-        matches = ((need.unsqueeze(1) - tab.exponents.unsqueeze(0)).abs()
-                   < EXPONENT_TOLERANCE).all(dim=2)  # (B, V)
-        factor = on_top_chain.unsqueeze(1) & tab.dimensional_constant  # (B, 1)
-        cost = torch.full(matches.shape, _UNREACHABLE, dtype=torch.long, device=need.device)
-        kind = tab.kind.unsqueeze(0).expand_as(cost)
-        cost[tab.is_variable.expand_as(cost) & matches] = 1
-        cost[(kind == CONSTANT) & (dimensionless | factor)] = 1
-        # the literal 1, a function of a dimensionless argument, a power of dimensionless terms
-        # (an operator's argument is never a lone constant: the constant-subtree rule)
-        argument = tab.reach.dimensionless_argument
-        plain = (kind == DIMENSIONLESS) & (tab.arity > 0).unsqueeze(0)
-        cost = torch.where(plain & dimensionless, 1 + tab.arity.unsqueeze(0) * argument, cost)
-        cost = torch.where((kind == DIMENSIONLESS) & (tab.arity == 0).unsqueeze(0)
-                           & dimensionless, 1, cost)
-        cost = torch.where((kind == POW) & dimensionless, 2 + argument, cost)
-        # on the top chain, the overall factor times (or over) anything: c·x, x/c
-        by_factor = torch.where(factor, 3, _UNREACHABLE)  # (B, 1)
-        cost = torch.where(kind == MUL, torch.minimum(product.unsqueeze(1), by_factor), cost)
-        cost = torch.where(kind == DIV, torch.minimum(quotient.unsqueeze(1), by_factor), cost)
-        cost = torch.where(kind == SAME, 2 * total.unsqueeze(1) + 1, cost)
-        for f in tab.scale_factors:  # the child of a token that scales units by f needs need/f
-            child, _, _ = tab.reach.lookup(need / f)
-            child = torch.where(dimensionless.squeeze(1), argument, child)
-            scaled = (kind == SCALE) & (tab.factor[:-1] == f).unsqueeze(0)
-            cost = torch.where(scaled, child.unsqueeze(1) + 1, cost)
-        return cost
-
-    def _factor_of_known_product(self, t: int, parent_token: torch.Tensor, slot: torch.Tensor
-                                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The parent's kind (B,), whether node ``t`` is a factor of a ``*`` or ``/`` with a
-        known need whose units wait on its sibling (B,), and that product's need (B, D)."""
-        rows = torch.arange(len(slot), device=slot.device)
-        p = self.parent_index[:, t]
-        kind = self.tables.parent_kind[parent_token]
-        under = (((kind == MUL) | (kind == DIV)) & (self.need_kind[:, t] == LINKED)
-                 & (self.need_kind[rows, p] == KNOWN))
-        return kind, under, self.need[rows, p]
-
-    def _own_costs(self) -> torch.Tensor:
-        """Fewest nodes (1, V) of a subtree rooted at each token whose units it fixes
-        itself: 1 for a variable or a constant, a function and its argument."""
-        tab = self.tables
-        if tab.own_costs is None:  # the same for every tree and step: computed once per fit
-            own = self._costs(torch.zeros(1, tab.D, dtype=torch.float64, device=tab.kind.device),
-                              torch.zeros(1, dtype=torch.bool, device=tab.kind.device))
-            tab.own_costs = torch.where(tab.is_variable.unsqueeze(0), 1, own)
-        return tab.own_costs
-
-    def _left_factor_costs(self, t: int, parent_token: torch.Tensor,
-                           slot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Which rows (B,) are at the left factor of a product with a known need, and there
-        the fewest nodes (B, V) of the pair it starts: this factor and its right sibling.
-
-        A factor whose token fixes its units (a variable, a constant, a function)
-        fixes the right factor's need, so the pair costs the factor's fewest nodes
-        plus the right factor's. A factor whose units stay open (an operator) costs
-        at least its own bare size and one node for the right factor, and together
-        no fewer than the product's fewest nodes below its ``*`` or ``/``. Without
-        this the left factor is unconstrained, and an untrained policy puts a
-        function there as often as a variable: the right factor must then carry
-        all the units and the tree runs into the length cap.
-        """
-        tab = self.tables
-        kind, under, u = self._factor_of_known_product(t, parent_token, slot)
-        linked = under & (slot == 0)
-        pair = torch.zeros(len(slot), len(tab.kind), dtype=torch.long, device=slot.device)
-        if not bool(linked.any()):
-            return linked, pair
-        u = u[linked]  # (b, D): the product's need
-        is_mul = kind[linked] == MUL  # (b,)
-        sign = torch.where(is_mul, 1.0, -1.0).to(u.dtype).unsqueeze(1)  # (b, 1)
-        # right need: u − left for ×, left − u for ÷, i.e. sign·(u − left)
-        right_need = sign.unsqueeze(2) * (u.unsqueeze(1) - tab.exponents.unsqueeze(0))  # (b, V, D)
-        right_cost, _, _ = tab.reach.lookup(right_need)  # (b, V)
-        # the overall factor (a constant on the top chain) leaves its sibling free
-        factor = (self.top_chain[:, t] & tab.dimensional_constant)[linked].unsqueeze(1)
-        right_cost = torch.where(factor & tab.is_constant.unsqueeze(0), 1, right_cost)
-        own = self._own_costs()
-        fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
-        _, product, quotient = tab.reach.lookup(u)  # (b,): fewest below the * or /
-        below = torch.where(is_mul, product, quotient) - 1
-        below = torch.where(factor.squeeze(1), 2, below)  # c·x: the factor deeper on the chain
-        bare = torch.maximum(2 + tab.arity.unsqueeze(0), below.unsqueeze(1))  # (b, V)
-        pair[linked] = torch.where(fixing, own + right_cost, bare).clamp(max=_UNREACHABLE)
-        return linked, pair
-
-    def _right_factor_costs(self, t: int, parent_token: torch.Tensor,
-                            slot: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Which rows (B,) are at the right factor of a product with a known need whose left
-        factor's token left its units open, and there a price (B, V) of each token.
-
-        A token that fixes its own units settles the left factor's need (its subtree
-        is written later); it costs its own fewest nodes plus the fewest the left
-        factor then needs, and it is out if the left factor cannot have those units.
-        A token that leaves its units open too leaves the pair to the final check,
-        which many such pairs fail: it costs its bare size, the left factor's, and
-        :data:`_OPEN_PAIR_EXTRA` nodes more. Only that much: a ratio of two sums
-        (I.18.4's centre of mass) is such a pair, and must stay within reach.
-        """
-        tab = self.tables
-        kind, under, u = self._factor_of_known_product(t, parent_token, slot)
-        settling = under & (slot == 1) & (self.unit_kind[:, t - 1] == UNKNOWN)
-        price = torch.zeros(len(slot), len(tab.kind), dtype=torch.long, device=slot.device)
-        if not bool(settling.any()):
-            return settling, price
-        u = u[settling]  # (b, D): the product's need
-        sign = torch.where(kind[settling] == MUL, -1.0, 1.0).to(u.dtype).view(-1, 1, 1)
-        left_need = u.unsqueeze(1) + sign * tab.exponents.unsqueeze(0)  # (b, V, D)
-        left_cost, _, _ = tab.reach.lookup(left_need)  # (b, V)
-        own = self._own_costs()
-        fixing = _fixes_units(tab.kind).unsqueeze(0)  # (1, V)
-        open_price = 1 + tab.arity.unsqueeze(0) + self.reserved[:, t - 1][settling].unsqueeze(1) \
-            + _OPEN_PAIR_EXTRA
-        price[settling] = torch.where(fixing, (own + left_cost).clamp(max=_UNREACHABLE),
-                                      open_price)
-        return settling, price
+        shared = allowed.device.type == "cpu" and allowed.is_contiguous()
+        mask = allowed.numpy() if shared else allowed.cpu().numpy()
+        _restrict(self.tables.kernel, self.state, t, _to_numpy(parent_token), _to_numpy(slot),
+                  max_length, mask)
+        if not shared:
+            allowed.copy_(torch.from_numpy(mask))
 
     def advance(self, t: int, tokens: torch.Tensor, parent_token: torch.Tensor,
                 slot: torch.Tensor, child_columns: torch.Tensor) -> None:
@@ -504,50 +708,15 @@ class UnitTracker:
         ``child_columns`` (B, 2) are the BFS columns of its children (the sink
         for absent ones).
         """
-        tab = self.tables
-        rows = torch.arange(len(tokens), device=tokens.device)
-        kind = tab.kind[tokens]  # (B,)
-        need_kind = self.need_kind[:, t]
-        solved = (kind == CONSTANT) & self.top_chain[:, t] & tab.dimensional_constant
-        by_token = ((kind == VARIABLE) | (kind == DIMENSIONLESS) | (kind == CONSTANT)
-                    | ((kind == POW) & (need_kind == LINKED)))
-        fixed = ~solved & ((need_kind == KNOWN) | by_token)
-        units = torch.where((need_kind == KNOWN).unsqueeze(1), self.need[:, t],
-                            tab.exponents[tokens])  # (B, D): 0 for constants and functions
-        self.unit_kind[:, t] = torch.where(solved, SOLVED, torch.where(fixed, FIXED, UNKNOWN))
-        self.unit[:, t] = units
-        if t > 0:
-            self._settle_left_sibling(t, rows, tab.parent_kind[parent_token], slot)
-        # node t's subtree now counts for its token's fewest nodes, shared by its children
-        size = self.cost.gather(1, tokens.unsqueeze(1)).squeeze(1)  # (B,)
-        self.min_size += size - self.reserved[rows, t]
-        self.reserved[rows, t] = size
-        left = ((size - 1) // 2).clamp(min=1)
-        shares = torch.stack([torch.where(tab.arity[tokens] == 1, size - 1, left),
-                              size - 1 - left], dim=1).clamp(min=1)  # (B, 2)
-        self.reserved.scatter_(1, child_columns, shares)
-        self.parent_index.scatter_(1, child_columns, t)
-        chain = self.top_chain[:, t] & ((kind == MUL) | (kind == DIV))
-        self.top_chain.scatter_(1, child_columns, chain.unsqueeze(1).expand(-1, 2))
+        _advance(self.tables.kernel, self.state, t, _to_numpy(tokens), _to_numpy(parent_token),
+                 _to_numpy(slot), _to_numpy(child_columns))
 
-    def _settle_left_sibling(self, t: int, rows: torch.Tensor, parent_kind: torch.Tensor,
-                             slot: torch.Tensor) -> None:
-        """A LINKED left sibling whose units its token left open takes them from node ``t``."""
-        left = t - 1
-        open_left = ((slot == 1) & (self.need_kind[:, left] == LINKED)
-                     & (self.unit_kind[:, left] == UNKNOWN))
-        if not bool(open_left.any()):
-            return
-        p = self.parent_index[:, t]
-        parent_need = self.need[rows, p]
-        parent_known = self.need_kind[rows, p] == KNOWN
-        units, kind = self.unit[:, t], self.unit_kind[:, t]
-        need = torch.where((parent_kind == MUL).unsqueeze(1), parent_need - units,
-                           torch.where((parent_kind == DIV).unsqueeze(1), parent_need + units,
-                                       units))
-        settle = open_left & (kind == FIXED) & (parent_known | (parent_kind == SAME))
-        self.need_kind[settle, left] = KNOWN
-        self.need[settle, left] = need[settle]
-        self.unit_kind[settle, left] = FIXED
-        self.unit[settle, left] = need[settle]
-        self.need_kind[open_left & (kind == SOLVED), left] = FREE
+
+def _to_numpy(x: torch.Tensor) -> np.ndarray:
+    """A contiguous int64 or bool array of a tensor's values, on the CPU."""
+    return np.ascontiguousarray(x.cpu().numpy())
+
+
+def _to_device(x: np.ndarray, device: torch.device) -> torch.Tensor:
+    tensor = torch.from_numpy(x)
+    return tensor if device.type == "cpu" else tensor.to(device)

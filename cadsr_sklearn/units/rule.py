@@ -53,7 +53,8 @@ class UnitsRule:
     units: Units
 
     def tables(self, library: Library, device: torch.device) -> UnitTables:
-        """The lookup tables of the mask for ``library``'s tokens, on ``device``."""
+        """The lookup tables of the mask for ``library``'s tokens; the masks' prior and
+        flags are handed to the sampler on ``device``."""
         return UnitTables(library, self.units, device)
 
     def restrict(self, state, max_length: int, allowed: torch.Tensor) -> None:
