@@ -1,7 +1,7 @@
 """The search on a CUDA device, end to end: skipped on machines without one (CI's).
 
-The policy, sampling (constraint and units masks, priors, reach tables) and the
-update run on the device; constants, evaluation and rewards on the CPU. These
+The policy, sampling (constraint masks, priors) and the update run on the device; the
+units masks, constants, evaluation and rewards on the CPU. These
 tests fit on CUDA with every part that puts tensors on the policy's device, and
 check that what comes back is a CPU model like any other.
 """
@@ -57,7 +57,8 @@ def test_units_masks_and_priors_run_on_cuda():
     X, y = _pendulum()
     model = CADSRRegressor(**CUDA).fit(X, y, X_units=["m", "m/s**2"], y_units="s")
     assert model.device_.type == "cuda"
-    # every formula the search kept is in the target's units: the masks held on the device
+    # every formula the search kept is in the target's units: the masks, computed on the
+    # CPU, held for trees sampled on the device
     assert model.units_ == "s"
     assert set(model.equations_["units"]) == {"s"}
     assert all(h["units_rejected_fraction"] < 1 for h in model.history_)
