@@ -464,14 +464,8 @@ def _restrict(tab, st, t, parent_token, slot, max_length, allowed):
     units, work = np.empty(st.need.shape[2]), np.empty(max(tab.span.shape[1], 1))
     for b in range(allowed.shape[0]):
         _pull_need(tab, st, b, t, parent_token[b], slot[b])
-        # A tree that broke the constraint will be rejected: close it as soon as possible.
         if st.violated[b]:
-            closes = False
-            for v in range(V):
-                closes = closes or (allowed[b, v] and tab.arity[v] == 0)
-            if closes:
-                for v in range(V):
-                    allowed[b, v] = allowed[b, v] and tab.arity[v] == 0
+            _close(tab, allowed[b])
         known = st.need_kind[b, t] == KNOWN
         if known:
             _costs(tab, st.need[b, t], st.top_chain[b, t], cost, units, work)
@@ -510,19 +504,37 @@ def _restrict(tab, st, t, parent_token, slot, max_length, allowed):
         for v in range(V):
             dead = dead and not meets[v]
         st.violated[b] = st.violated[b] or dead
-        fewest = _UNREACHABLE
         for v in range(V):
-            if not dead:
+            if not dead:  # where no token is left the rule yields
                 allowed[b, v] = meets[v]
             st.cost[b, v] = min(cost[v], max_length + 1)
             price[v] = min(price[v], max_length + 1)
-            if allowed[b, v]:
-                fewest = min(fewest, price[v])
-        for v in range(V):
-            extra = 0
-            if priced[v] and allowed[b, v]:
-                extra = min(max(price[v] - fewest, 0), _MAX_EXTRA)
-            st.extra_nodes[b, v] = extra
+        _extra_nodes(allowed[b], priced, price, st.extra_nodes[b])
+
+
+@jit(inline="always")
+def _close(tab, allowed):
+    """A tree that broke the constraint will be rejected: close it as soon as possible
+    (only terminals, where the other rules allow one)."""
+    closes = False
+    for v in range(len(allowed)):
+        closes = closes or (allowed[v] and tab.arity[v] == 0)
+    if closes:
+        for v in range(len(allowed)):
+            allowed[v] = allowed[v] and tab.arity[v] == 0
+
+
+@jit(inline="always")
+def _extra_nodes(allowed, priced, price, extra):
+    """The units prior's nodes beyond the fewest an allowed token needs (0 where unpriced)."""
+    fewest = _UNREACHABLE
+    for v in range(len(allowed)):
+        if allowed[v]:
+            fewest = min(fewest, price[v])
+    for v in range(len(allowed)):
+        extra[v] = 0
+        if priced[v] and allowed[v]:
+            extra[v] = min(max(price[v] - fewest, 0), _MAX_EXTRA)
 
 
 @jit()
