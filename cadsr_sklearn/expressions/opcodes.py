@@ -16,7 +16,7 @@ import numba
 import numpy as np
 
 __all__ = ["OPCODES", "NO_CUSTOM", "MAX_CUSTOM", "arity", "custom_opcode", "custom_index",
-           "operator_table", "is_binary", "jit"]
+           "operator_table", "is_binary", "jit", "copy_into"]
 
 VARIABLE, ONE, CONSTANT = 0, 1, 2
 ADD, SUB, MUL, DIV, POW = 3, 4, 5, 6, 7
@@ -71,6 +71,15 @@ def jit(**options):
         except RuntimeError:  # no writable cache location ("cannot cache function")
             return numba.njit(nogil=True, error_model="numpy", **options)(function)
     return decorate
+
+
+@jit()
+def copy_into(out, x):
+    """out ← x, element by element. Loops, not ``out[:] = x``: numba compiles a slice
+    assignment with its shape check and error message (string formatting) into every
+    kernel that calls it, seconds of a first fit's compilation."""
+    for i in range(len(x)):
+        out[i] = x[i]
 
 
 @jit()

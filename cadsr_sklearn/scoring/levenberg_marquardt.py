@@ -13,8 +13,9 @@ The first call on a machine compiles these kernels (numba; cached on disk after)
 compiles each jitted function as a unit of its own, holding a copy of everything it calls, so
 the steps that only give one fit its structure (:func:`_fit_one` and the integer-exponent
 steps) are inlined into :func:`fit_batch` (``inline="always"``), and the kernels copy rows
-by loops (:func:`_copy`) rather than by slice assignment or ``np.where``/``np.outer``,
-whose compiled shape checks and error messages are larger than the loops they stand for.
+by loops (:func:`~.expressions.opcodes.copy_into`) rather than by slice assignment or
+``np.where``/``np.outer``, whose compiled shape checks and error messages are larger than the
+loops they stand for.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..expressions.opcodes import ADD, CONSTANT, MUL, NO_CUSTOM, POW, RELAXED_POW, VARIABLE, jit
+from ..expressions.opcodes import (ADD, CONSTANT, MUL, NO_CUSTOM, POW, RELAXED_POW, VARIABLE,
+                                   copy_into, jit)
 from ..expressions.operations import apply
 from ..expressions.program import (evaluate, evaluate_batch, forward, jacobian, reverse_jacobian,
                                    variant)
@@ -130,15 +132,6 @@ def _all_finite(x):
     return True
 
 
-@jit()
-def _copy(out, x):
-    """out ← x, element by element. Loops, not ``out[:] = x``: numba compiles a slice
-    assignment with its shape check and error message (string formatting) into every
-    kernel that calls it, seconds of a first fit's compilation."""
-    for i in range(len(x)):
-        out[i] = x[i]
-
-
 class FitBatch(NamedTuple):
     """Programs to fit, concatenated: program ``j`` is ``ops[node_start[j]:node_start[j+1]]``
     (likewise ``args``), its starting points rows ``start_row[j]:start_row[j+1]`` of
@@ -217,7 +210,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
     y = np.empty(p)  # the scaled step
     # The trial buffer shares the static rows: evaluate everything there once.
     for i in range(len(v.ops)):
-        _copy(data.val[1, i], data.val[0, i])
+        copy_into(data.val[1, i], data.val[0, i])
     done = False
     while cost > s.floor and nfev < max_nfev and not done:
         J = data.J[:p]  # (p, n)
@@ -268,7 +261,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
                 # constants of a tiny-scaled target at round-off of their start.
                 converged = (cost - cost_new <= s.ftol * cost
                              or math.sqrt(step @ step) <= s.xtol * math.sqrt(c_norm))
-                _copy(c, trial_c)
+                copy_into(c, trial_c)
                 cur = trial
                 cost = cost_new
                 history[n_history] = cost
@@ -280,7 +273,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
                                  * history[n_history - s.stall_window - 1]):
                     done = True
                 break
-            _copy(trial_c, c)
+            copy_into(trial_c, c)
             history[n_history] = cost
             n_history += 1
             mu *= nu
@@ -288,7 +281,7 @@ def _levenberg_marquardt(v, args, data, c, max_nfev, s, y_out):
             if mu > 1e20 or nfev >= max_nfev:
                 done = True
                 break
-    _copy(y_out, data.val[cur, 0])
+    copy_into(y_out, data.val[cur, 0])
     return True, cost
 
 
@@ -344,7 +337,7 @@ def _refit_around(ops, args, fixed, data, c, max_nfev, s, y_out):
     else:
         forward(ops, args, data.X, c, data.val[0], v.all_nodes, data.table)
         cost = _cost(data.val[0, 0], data.target, data.sqrt_w, data.resid[0])
-        _copy(y_out, data.val[0, 0])
+        copy_into(y_out, data.val[0, 0])
     return math.isfinite(cost), cost, c
 
 
@@ -377,7 +370,7 @@ def _move_integer_exponents(ops, args, data, c, cost, y_out, fixed, order, s):
                                                             trial_nfev, s, y_trial)
                     if ok and trial_cost < cost:
                         c, cost = trial_c, trial_cost
-                        _copy(y_out, y_trial)
+                        copy_into(y_out, y_trial)
                         moved = moved_any = True
                         break
                 if c[j] != here:
@@ -390,7 +383,7 @@ def _move_integer_exponents(ops, args, data, c, cost, y_out, fixed, order, s):
         ok, final_cost, final_c = _refit_around(ops, args, fixed, data, c, s.max_nfev, s, y_trial)
         if ok and final_cost < cost:
             c, cost = final_c, final_cost
-            _copy(y_out, y_trial)
+            copy_into(y_out, y_trial)
     return c, cost
 
 
@@ -490,8 +483,8 @@ def _fit_one(ops, args, fixed, data, starts, s, best_c, y_best):
                 ok, cost, c = _fit_integer_exponents(ops, args, fixed, bases, numbers, data, c0, s,
                                                      y_try)
             if ok and math.isfinite(cost) and _all_finite(c) and cost < best_cost:
-                _copy(best_c, c)
-                _copy(y_best, y_try)
+                copy_into(best_c, c)
+                copy_into(y_best, y_try)
                 best_cost = cost
                 found = True
         if best_cost <= s.floor:
@@ -523,7 +516,7 @@ def fit_batch(batch, jobs, rows, s, out):
         starts = batch.starts[batch.start_row[j]:batch.start_row[j + 1], :P]
         out.fitted[j] = _fit_one(o, a, held, data, starts, s, out.constants[constants], y)
         if out.Y.shape[0] and out.fitted[j]:
-            _copy(out.Y[j], y)
+            copy_into(out.Y[j], y)
         elif out.Y.shape[0]:
             out.Y[j] = np.nan
 

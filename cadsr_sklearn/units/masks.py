@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from ..expressions.library import Library
-from ..expressions.opcodes import jit
+from ..expressions.opcodes import copy_into, jit
 from .check import token_unit_rules
 from .quantities import EXPONENT_TOLERANCE, Units
 
@@ -274,13 +274,6 @@ def _same_units(u, w):
     return True
 
 
-@jit(inline="always")
-def _copy(out, x):
-    """out ← x by a loop: a slice assignment compiles its shape check and message."""
-    for i in range(len(x)):
-        out[i] = x[i]
-
-
 @jit()
 def _costs(tab, need, on_top_chain, cost, units, work):
     """Fewest nodes ``cost`` (V,) of a subtree with units ``need`` (D,) rooted at each token
@@ -407,7 +400,7 @@ def _pull_need(tab, st, b, t, parent_token, slot):
     if t == 0:
         st.need_kind[b, 0] = KNOWN if tab.has_target else FREE
         if tab.has_target:
-            _copy(st.need[b, 0], tab.target)
+            copy_into(st.need[b, 0], tab.target)
         return
     p = st.parent_index[b, t]
     parent_known = st.need_kind[b, p] == KNOWN
@@ -431,10 +424,10 @@ def _pull_need(tab, st, b, t, parent_token, slot):
     elif kind == SAME:  # + and −: both sides the parent's units, or each other's
         if parent_known:
             state = KNOWN
-            _copy(need, parent_need)
+            copy_into(need, parent_need)
         elif left_fixed:
             state = KNOWN
-            _copy(need, left_units)
+            copy_into(need, left_units)
         else:
             state = LINKED
     elif kind == MUL or kind == DIV:  # under a known need: the right factor completes the left
@@ -550,7 +543,7 @@ def _advance(tab, st, t, tokens, parent_token, slot, child_columns):
         fixed = not solved and (need_kind == KNOWN or by_token)
         st.unit_kind[b, t] = SOLVED if solved else (FIXED if fixed else UNKNOWN)
         # a constant's and a function's value are dimensionless (exponents 0)
-        _copy(st.unit[b, t], st.need[b, t] if need_kind == KNOWN else tab.exponents[token])
+        copy_into(st.unit[b, t], st.need[b, t] if need_kind == KNOWN else tab.exponents[token])
         if t > 0:
             _settle_left_sibling(tab, st, b, t, tab.parent_kind[parent_token[b]], slot[b])
         # node t's subtree now counts for its token's fewest nodes, shared by its children
@@ -589,7 +582,7 @@ def _settle_left_sibling(tab, st, b, t, parent_kind, slot):
                 need[i] = units[i]
         st.need_kind[b, left] = KNOWN
         st.unit_kind[b, left] = FIXED
-        _copy(st.unit[b, left], need)
+        copy_into(st.unit[b, left], need)
 
 
 class UnitTables:
