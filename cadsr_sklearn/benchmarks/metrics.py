@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import sympy
+from sympy.polys.polyerrors import BasePolynomialError
 
 from ._symbolic import (
     SimplifyTimeout,
@@ -220,8 +221,9 @@ def bounded(task: str, model: sympy.Expr, truth: sympy.Expr | None = None, timeo
 
     Where SymPy gives up (a time-out, a crash, or an exception of its own: a
     ``ValueError`` such as an integer too long to print, a ``TypeError`` such as
-    "Invalid NaN comparison" deep in ``simplify``) the answer is the time-out's:
-    not solved, and the unsimplified size.
+    "Invalid NaN comparison" deep in ``simplify``, a polynomial algorithm's
+    ``HeuristicGCDFailed``) the answer is the time-out's: not solved, and the
+    unsimplified size.
     """
     result = None
     if alarm_available():
@@ -231,7 +233,8 @@ def bounded(task: str, model: sympy.Expr, truth: sympy.Expr | None = None, timeo
             if task == "verdicts":
                 return symbolic_verdicts_unbounded(model, truth, timeout, real)
             return simplified_complexity_unbounded(model, timeout)
-        except (ValueError, TypeError, AttributeError, RecursionError, ZeroDivisionError):
+        except (ValueError, TypeError, AttributeError, RecursionError, ZeroDivisionError,
+                BasePolynomialError):
             pass  # SymPy failed on this formula: judged as on a time-out
     else:
         result = _in_child(task, model, truth, timeout, real)
