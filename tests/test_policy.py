@@ -6,7 +6,7 @@ import pytest
 import torch
 from components import policy_options
 
-from cadsr_sklearn.sampling.policy import Policy, dct_matrix
+from cadsr_sklearn.sampling.policy import FeedForward, Policy, dct_matrix
 
 COMBOS = [(a, p) for a in ("dct", "standard") for p in ("dpe", "1d")]
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -198,3 +198,26 @@ def test_no_hard_coded_cuda():
     root = Path(__file__).resolve().parents[1] / "cadsr_sklearn" / "sampling"
     for name in ("policy.py", "constraints.py", "sampler.py"):
         assert "cuda" not in (root / name).read_text().lower(), name
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_feed_forward_block_and_its_gradients_are_autograds(device):
+    # the block computes its products and their gradients in its own orientation; in
+    # double precision they must be nn.Sequential's under autograd, for x and every parameter
+    torch.manual_seed(0)
+    block = FeedForward(8, 64).double().to(device)
+    for p in block.parameters():
+        torch.nn.init.normal_(p, std=0.5)  # biases too, so that ReLU cuts about half
+    reference = torch.nn.Sequential(torch.nn.Linear(8, 64), torch.nn.ReLU(),
+                                    torch.nn.Linear(64, 8)).double().to(device)
+    reference.load_state_dict(block.state_dict())
+    x = torch.randn(3, 11, 8, dtype=torch.float64, device=device)
+    ours, theirs = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    out, expected = block(ours), reference(theirs)
+    seed = torch.randn_like(out)
+    (out * seed).sum().backward()
+    (expected * seed).sum().backward()
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(ours.grad, theirs.grad)
+    for (name, p), q in zip(block.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
