@@ -1,11 +1,13 @@
-"""Fits running at the same time in threads share the process's thread settings.
+"""Fits running at the same time in threads share the process's settings.
 
-A fit runs torch and BLAS on one thread (:mod:`cadsr_sklearn.search.devices`). Those
-counts belong to the process, and fits in threads (joblib's threading backend,
-a grid search, Dask workers) overlap: the first fit out must not give the
-others their threads back, and the process must end as it was.
+A fit runs torch and BLAS on one thread and keeps the objects older than it out of the
+garbage collector's passes (:mod:`cadsr_sklearn.search.devices`). Those settings belong to
+the process, and fits in threads (joblib's threading backend, a grid search, Dask workers)
+overlap: the first fit out must not give the others their threads back, and the process
+must end as it was.
 """
 
+import gc
 import threading
 
 import numpy as np
@@ -56,7 +58,8 @@ def two_threads():
 
 
 def _settings() -> dict:
-    return {"torch": torch.get_num_threads(), "blas": _blas_threads()}
+    return {"torch": torch.get_num_threads(), "blas": _blas_threads(),
+            "frozen": gc.get_freeze_count() > 0}
 
 
 def test_a_fit_runs_on_one_thread_and_leaves_the_settings_as_it_found_them(data, two_threads,
@@ -66,9 +69,25 @@ def test_a_fit_runs_on_one_thread_and_leaves_the_settings_as_it_found_them(data,
     monkeypatch.setattr(Search, "run",
                         lambda self, **kw: (seen.append(_settings()), original(self, **kw))[1])
     CADSRRegressor(**SEARCH).fit(*data)
-    assert seen == [{"torch": 1, "blas": [1] * len(_blas_threads())}]
-    assert _settings() == {"torch": 2, "blas": [2] * len(_blas_threads())}
+    assert seen == [{"torch": 1, "blas": [1] * len(_blas_threads()), "frozen": True}]
+    assert _settings() == {"torch": 2, "blas": [2] * len(_blas_threads()), "frozen": False}
     assert _in_a_new_thread(torch.get_num_threads) == 2
+
+
+def test_a_fit_leaves_objects_the_process_froze_itself_as_they_are(data, monkeypatch):
+    # as a server does before forking workers: the fit must not unfreeze them at its end
+    seen = []
+    original = Search.run
+    monkeypatch.setattr(Search, "run", lambda self, **kw: (seen.append(gc.get_freeze_count()),
+                                                           original(self, **kw))[1])
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()  # falls as frozen objects die, never rises
+        CADSRRegressor(**SEARCH).fit(*data)
+        assert len(seen) == 1 and 0 < seen[0] <= frozen  # the fit froze nothing more
+        assert 0 < gc.get_freeze_count() <= seen[0]  # nor unfroze the process's objects
+    finally:
+        gc.unfreeze()
 
 
 def test_overlapping_fits_in_threads_keep_one_thread_and_restore_the_process(data, two_threads,
@@ -109,6 +128,7 @@ def test_overlapping_fits_in_threads_keep_one_thread_and_restore_the_process(dat
         b.join(WAIT)
     assert not errors, errors
     n_blas = len(_blas_threads())
-    assert seen_by_b == {"torch": 1, "blas": [1] * n_blas}  # A's end left B on one thread
-    assert _settings() == {"torch": 2, "blas": [2] * n_blas}  # and the process as it was
+    # A's end left B on one thread, its old objects frozen; and the process as it was
+    assert seen_by_b == {"torch": 1, "blas": [1] * n_blas, "frozen": True}
+    assert _settings() == {"torch": 2, "blas": [2] * n_blas, "frozen": False}
     assert _in_a_new_thread(torch.get_num_threads) == 2

@@ -18,7 +18,7 @@ import torch
 
 from ..scoring import levenberg_marquardt
 from .continuation import SearchSaver
-from .devices import blas_threads, torch_threads
+from .devices import blas_threads, older_objects_frozen, torch_threads
 from .build import Search
 from .training import EpochRecord, SearchResult
 
@@ -46,7 +46,7 @@ def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Prog
         # (np.dot over S rows), where waking a second thread costs more than
         # it saves, up to 100x more on a busy machine.
         n_torch_threads = 1 if device.type == "cpu" else None
-        with torch_threads(n_torch_threads), blas_threads(1):
+        with torch_threads(n_torch_threads), blas_threads(1), older_objects_frozen():
             result = search.run(on_epoch=after_epoch, on_stop=saver.at_stop)
         if result.interrupted:
             try:
