@@ -13,7 +13,7 @@ from cadsr_sklearn.sampling.constraints import Constraints
 from cadsr_sklearn.expressions.expression import Expression
 from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.search.refinement.pruning import prune
-from cadsr_sklearn.scoring.rewards import make_reward, mse
+from cadsr_sklearn.scoring.rewards import make_reward
 from cadsr_sklearn.scoring.scorer import Candidate, Scorer
 
 LIB = Library(1)
@@ -22,7 +22,7 @@ LIB = Library(1)
 def _scorer(X, y):
     fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
     reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
-    return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
+    return Scorer(fitter, reward, X)
 
 
 def _prefix(names):

@@ -174,6 +174,28 @@ def test_sample_weights_are_frequencies():
         -(8 * log(w.sum()) - 2 * loglik))
 
 
+def test_one_prediction_s_residuals_serve_every_reward_bound_to_the_same_targets():
+    # the scorer computes a prediction's residuals once for the reward, the loss and the
+    # criterion: each must be what the reward computes from the prediction itself
+    rng = np.random.default_rng(6)
+    y_pred = Y + 0.2 * rng.standard_normal(Y.shape)
+    w = rng.uniform(0.5, 2.0, len(Y))
+    for weights in (None, w):
+        bic_reward = make_reward("bic", Y, X=X, sample_weight=weights, **DEFAULTS)
+        valid = bic_reward.residuals(y_pred)
+        assert valid.mean_square == bic_reward.loss(y_pred) == mse(y_pred, Y, weights)
+        for name in REWARDS:
+            other = make_reward(name, Y, X=X, sample_weight=weights, **DEFAULTS)
+            assert other.shares_targets(bic_reward)
+            assert other.of_residuals(valid, BIGGER) == other(y_pred, BIGGER)
+            assert other.of_residuals(None, BIGGER) == -np.inf
+    assert bic_reward.residuals(np.full_like(Y, np.nan)) is None
+    assert bic_reward.residuals(np.full_like(Y, 1e200)) is None  # its squares overflow
+    plain = make_reward("bic", Y, **DEFAULTS)
+    assert not plain.shares_targets(bic_reward)  # weighted against unweighted
+    assert not plain.shares_targets(make_reward("bic", Y + 1.0, **DEFAULTS))
+
+
 # ----------------------------------------------------------------------------- ablation rewards
 def test_ablation_rewards_match_their_definitions():
     rng = np.random.default_rng(5)

@@ -14,7 +14,7 @@ from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
 from cadsr_sklearn.expressions.expression import Expression
 from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.search.refinement.pruning import prune
-from cadsr_sklearn.scoring.rewards import make_reward, mse
+from cadsr_sklearn.scoring.rewards import make_reward
 from cadsr_sklearn.scoring.scorer import Scorer
 from cadsr_sklearn.expressions.simple_numbers import nearby, snap_number
 from cadsr_sklearn.search.refinement.snapping import snap
@@ -26,7 +26,7 @@ x0, x1 = sympy.symbols("x0 x1")
 def _scorer(X, y):
     fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
     reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
-    return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
+    return Scorer(fitter, reward, X)
 
 
 def _noisy(f, noise, n=2000, low=0.5, high=2.0, seed=0):
@@ -219,7 +219,7 @@ def test_the_bic_test_guards_snaps_whatever_the_reward():
     X, y = _noisy(lambda X: 0.426 * X[:, 0] + X[:, 1], 0.01, n=1000)
     fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
     reward = make_reward("bic", y, bic_variance="target", likelihood="gaussian")
-    score = Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X)
+    score = Scorer(fitter, reward, X)
     (found,) = score([Expression.from_names(["add", "mul", "c", "x0", "x1"], LIB, order="prefix")])
     polish = lambda es: score.refit(es, fresh_starts=False)  # noqa: E731
     assert snap(found, polish, n_samples=len(y)) is found
@@ -263,7 +263,7 @@ def _mdl_scorer(X, y):
     fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, n_jobs=1)
     reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
     criterion = make_reward("mdl", y, X=X, likelihood="gaussian")
-    return Scorer(fitter, reward, lambda y_pred: mse(y_pred, y), X, criterion=criterion)
+    return Scorer(fitter, reward, X, criterion=criterion)
 
 
 def test_a_constant_the_data_cannot_tell_from_zero_is_dropped():

@@ -129,7 +129,7 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
         300, torch.Generator().manual_seed(0))
     reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
     fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
-    scorer = Scorer(fitter, reward, lambda p: mse(p, y), X)
+    scorer = Scorer(fitter, reward, X)
     assert scorer.reuse_outputs
     candidates = scorer(batch.expressions(library))
     fitted = [c for c in candidates if c.expression.n_constants and math.isfinite(c.reward)]
@@ -138,6 +138,21 @@ def test_scores_from_reused_lm_outputs_equal_scores_of_the_evaluated_formula():
         y_pred = cand.expression.evaluate(X)
         assert cand.reward == reward(y_pred, cand.expression)
         assert cand.loss == mse(y_pred, y)
+
+
+def test_a_scorer_s_criterion_judges_the_reward_s_targets():
+    # the scorer scores a prediction's residuals once for the reward and the criterion
+    from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
+    from cadsr_sklearn.scoring.rewards import make_reward
+    from cadsr_sklearn.scoring.scorer import Scorer
+
+    X = np.linspace(0.1, 2.0, 50)[:, None]
+    y = 2.0 * X[:, 0]
+    fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0)
+    reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
+    other = make_reward("mdl", y + 1.0, X=X, likelihood="gaussian")
+    with pytest.raises(ValueError, match="criterion must be bound to the reward's targets"):
+        Scorer(fitter, reward, X, criterion=other)
 
 
 def test_the_top_set_holds_each_tree_once():
@@ -163,7 +178,7 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     # leaders hold full fits (never worse than the screened one), the rest keep the
     # screened constants, and every reward is computed on all rows either way.
     from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
-    from cadsr_sklearn.scoring.rewards import make_reward, mse
+    from cadsr_sklearn.scoring.rewards import make_reward
     from cadsr_sklearn.scoring.scorer import Scorer
 
     library = Library(2)
@@ -180,7 +195,7 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     screen = fitter.screening_fitter(60)
     assert len(screen.rows_) == 60 and set(screen.rows_) <= set(fitter.rows_)
     assert fitter.screening_fitter(400) is None  # nothing to save
-    scorer = Scorer(fitter, reward, lambda p: mse(p, y), X, screen=screen, n_full_refits=10)
+    scorer = Scorer(fitter, reward, X, screen=screen, n_full_refits=10)
     candidates = scorer(expressions)
     by_key = {c.expression.key: c for c in candidates}
     rewards = {k: c.reward for k, c in by_key.items()}
@@ -260,7 +275,7 @@ def test_a_screened_fit_not_finite_on_every_row_is_fitted_again_in_full():
     # sqrt(x0 + c) with y = sqrt(max(x0 − 0.05, 0)): LM on a subsample can settle on a c
     # that makes the root of a negative on rows it did not see; the full fit must then run.
     from cadsr_sklearn.scoring.constant_fitter import ConstantFitter
-    from cadsr_sklearn.scoring.rewards import make_reward, mse
+    from cadsr_sklearn.scoring.rewards import make_reward
     from cadsr_sklearn.scoring.scorer import Scorer
 
     library = Library(1)
@@ -275,7 +290,7 @@ def test_a_screened_fit_not_finite_on_every_row_is_fitted_again_in_full():
         screened_fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=seed)
         (screened,) = screened_fitter.screening_fitter(40).fit([expr])
         scorer = Scorer(fitter, make_reward("bic", y, bic_variance="mle", likelihood="gaussian"),
-                        lambda p: mse(p, y), X, screen=screen, n_full_refits=0)
+                        X, screen=screen, n_full_refits=0)
         (cand,) = scorer([expr])
         outcomes.append(bool(np.all(np.isfinite(screened.evaluate(X)))))
         assert math.isfinite(cand.reward), seed  # never lost to the screening rows

@@ -351,7 +351,7 @@ def test_a_screened_batch_with_a_rejected_formula_keeps_each_fit_with_its_formul
     units = parse_units(**SPRING, feature_names=["k", "x"])
     fitter = ConstantFitter(X, y, random_state=0, const_fit_samples=400)
     reward = make_reward("bic", y, bic_variance="mle", likelihood="gaussian")
-    scorer = Scorer(fitter, reward, lambda p: float(np.mean((p - y) ** 2)), X,
+    scorer = Scorer(fitter, reward, X,
                     screen=fitter.screening_fitter(60), units=UnitsRule(units))
     wrong = _expression(library, "add c x0".split())  # kg/s² + a number
     law = _expression(library, "mul c mul x0 mul x1 x1".split())

@@ -109,6 +109,7 @@ relative RMS). For ``"target"`` it only matters when y is constant.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 from math import exp, inf, lgamma, log, pi, sqrt
 
 import numpy as np
@@ -122,6 +123,7 @@ __all__ = [
     "LIKELIHOODS",
     "CRITERIA",
     "Reward",
+    "Residuals",
     "make_reward",
     "sample_size",
     "bic",
@@ -208,14 +210,22 @@ def _mean_square(r: np.ndarray, t: _Targets) -> float:
         return float(np.dot(t.w, r * r)) / t.n
 
 
-def _valid_mean_square(y_pred, t: _Targets) -> tuple[np.ndarray, float] | None:
-    """(residuals, weighted MSE), or None when invalid: a non-finite prediction, or
-    predictions so large that the squared error overflows."""
+class Residuals(NamedTuple):
+    """A valid prediction's residuals against the targets, and their weighted mean square:
+    what every reward and the training loss are computed from."""
+
+    r: np.ndarray  # (S,) y_pred − y
+    mean_square: float  # the (weighted) training MSE
+
+
+def _valid_mean_square(y_pred, t: _Targets) -> Residuals | None:
+    """The residuals, or None when invalid: a non-finite prediction, or predictions so
+    large that the squared error overflows."""
     r = _residuals(y_pred, t)
     if r is None:
         return None
     ms = _mean_square(r, t)
-    return (r, ms) if np.isfinite(ms) else None
+    return Residuals(r, ms) if np.isfinite(ms) else None
 
 
 def _finite_or_worst(value: float) -> float:
@@ -249,8 +259,8 @@ def _log_likelihood(r: np.ndarray, ms: float, t: _Targets, variance: str, likeli
         return S * const - 0.5 * (nu + 1.0) * tail, sigma2
 
 
-def _bic(y_pred, t: _Targets, complexity: int, variance: str, likelihood: str, nu: float) -> float:
-    valid = _valid_mean_square(y_pred, t)
+def _bic(valid: Residuals | None, t: _Targets, complexity: int, variance: str, likelihood: str,
+         nu: float) -> float:
     if valid is None:
         return -np.inf
     loglik, _ = _log_likelihood(*valid, t, variance, likelihood, nu)
@@ -273,9 +283,8 @@ def _information_rows(X, sample_weight, rows) -> _InformationRows:
     return _InformationRows(np.ascontiguousarray(X[rows]), w / mean if mean > 0 else w)
 
 
-def _mdl(y_pred, t: _Targets, expression: Expression, rows: _InformationRows, likelihood: str,
-         nu: float) -> float:
-    valid = _valid_mean_square(y_pred, t)
+def _mdl(valid: Residuals | None, t: _Targets, expression: Expression, rows: _InformationRows,
+         likelihood: str, nu: float) -> float:
     if valid is None or expression.n_fitted >= t.n:  # no residual degree of freedom
         return -np.inf
     loglik, sigma2 = _log_likelihood(*valid, t, "mle", likelihood, nu)
@@ -314,25 +323,23 @@ def _constants_codelength(expression: Expression, rows: _InformationRows, S: flo
     return float(np.sum(np.where(cost > 0, cost, 0.0)))
 
 
-def _nrmse_reward(y_pred, t: _Targets) -> float:
-    valid = _valid_mean_square(y_pred, t)
+def _nrmse_reward(valid: Residuals | None, t: _Targets) -> float:
     if valid is None:
         return -np.inf
-    return _finite_or_worst(1.0 / (1.0 + sqrt(valid[1] / t.variance)))
+    return _finite_or_worst(1.0 / (1.0 + sqrt(valid.mean_square / t.variance)))
 
 
-def _spl_reward(y_pred, t: _Targets, n_mul: int, eta: float) -> float:
-    valid = _valid_mean_square(y_pred, t)
+def _spl_reward(valid: Residuals | None, n_mul: int, eta: float) -> float:
     if valid is None:
         return -np.inf
-    return _finite_or_worst(eta**n_mul / (1.0 + sqrt(valid[1])))
+    return _finite_or_worst(eta**n_mul / (1.0 + sqrt(valid.mean_square)))
 
 
-def _tpsr_reward(y_pred, t: _Targets, length: int, max_length: int, lam: float) -> float:
-    valid = _valid_mean_square(y_pred, t)
+def _tpsr_reward(valid: Residuals | None, t: _Targets, length: int, max_length: int,
+                 lam: float) -> float:
     if valid is None:
         return -np.inf
-    nmse = valid[1] / t.variance
+    nmse = valid.mean_square / t.variance
     return _finite_or_worst(1.0 / (1.0 + nmse) + lam * exp(-length / max_length))
 
 
@@ -366,7 +373,8 @@ def bic(
         Degrees of freedom of the Student-t (> 2, so that σ² is its variance).
     """
     _check_bic_options(variance, likelihood, nu)
-    return _bic(y_pred, _targets(y, sample_weight), int(complexity), variance, likelihood, nu)
+    t = _targets(y, sample_weight)
+    return _bic(_valid_mean_square(y_pred, t), t, int(complexity), variance, likelihood, nu)
 
 
 def mdl(
@@ -396,20 +404,21 @@ def mdl(
     """
     _check_bic_options("mle", likelihood, nu)
     rows = _information_rows(X, sample_weight, None)
-    return _mdl(y_pred, _targets(y, sample_weight), expression, rows, likelihood, nu)
+    t = _targets(y, sample_weight)
+    return _mdl(_valid_mean_square(y_pred, t), t, expression, rows, likelihood, nu)
 
 
 def mse(y_pred: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """(Weighted) mean squared error, the training loss reported to users; inf if invalid."""
     valid = _valid_mean_square(y_pred, _targets(y, sample_weight))
-    return np.inf if valid is None else valid[1]
+    return np.inf if valid is None else valid.mean_square
 
 
 def nrmse(y_pred: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """RMSE / std(y) (weighted); inf if invalid."""
     t = _targets(y, sample_weight)
     valid = _valid_mean_square(y_pred, t)
-    return np.inf if valid is None else sqrt(valid[1] / t.variance)
+    return np.inf if valid is None else sqrt(valid.mean_square / t.variance)
 
 
 # --------------------------------------------------------------------------- factory
@@ -450,25 +459,45 @@ class Reward:
         error float64 resolves at their magnitude (the module's "Round-off floor")."""
         return self.targets.floor
 
+    def residuals(self, y_pred: np.ndarray) -> Residuals | None:
+        """``y_pred``'s residuals against the bound targets, or None when it is invalid (not
+        finite on every row, or so large that the squared error overflows)."""
+        return _valid_mean_square(y_pred, self.targets)
+
     def loss(self, y_pred: np.ndarray) -> float:
         """(Weighted) training MSE of ``y_pred``, as :func:`mse`, against the bound targets
         (their statistics computed once per fit); inf if invalid."""
-        valid = _valid_mean_square(y_pred, self.targets)
-        return inf if valid is None else valid[1]
+        valid = self.residuals(y_pred)
+        return inf if valid is None else valid.mean_square
 
     def __call__(self, y_pred: np.ndarray, expression: Expression) -> float:
+        return self.of_residuals(self.residuals(y_pred), expression)
+
+    def of_residuals(self, valid: Residuals | None, expression: Expression) -> float:
+        """The reward of ``expression`` whose prediction has the residuals ``valid``
+        (:meth:`residuals` of this reward or of one that :meth:`shares_targets` with it;
+        None: invalid, the worst reward)."""
         t, o = self.targets, self.options
         if self.name == "mdl":
-            return _mdl(y_pred, t, expression, self.information_rows, o["likelihood"], o["nu"])
+            return _mdl(valid, t, expression, self.information_rows, o["likelihood"], o["nu"])
         if self.name == "bic":
-            return _bic(y_pred, t, expression.complexity, o["variance"], o["likelihood"], o["nu"])
+            return _bic(valid, t, expression.complexity, o["variance"], o["likelihood"], o["nu"])
         if self.name == "nrmse":
-            return _nrmse_reward(y_pred, t)
+            return _nrmse_reward(valid, t)
         if self.name == "spl":
             mul = expression.library.names.index("mul") if "mul" in expression.library.names else -1
             n_mul = sum(1 for tok in expression.tokens if tok == mul)
-            return _spl_reward(y_pred, t, n_mul, o["eta"])
-        return _tpsr_reward(y_pred, t, len(expression.tokens), o["max_length"], o["lam"])
+            return _spl_reward(valid, n_mul, o["eta"])
+        return _tpsr_reward(valid, t, len(expression.tokens), o["max_length"], o["lam"])
+
+    def shares_targets(self, other: "Reward") -> bool:
+        """Whether ``other`` is bound to the same targets and weights as this reward, so that
+        one prediction's :meth:`residuals` serve both."""
+        mine, theirs = self.targets, other.targets
+        return mine is theirs or (
+            mine.n == theirs.n and np.array_equal(mine.y, theirs.y)
+            and (mine.w is None) == (theirs.w is None)
+            and (mine.w is None or np.array_equal(mine.w, theirs.w)))
 
 
 def make_reward(

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from .constant_fitter import ConstantFitter, fit_key
+from .rewards import Reward
 from ..units.rule import UnitsRule
 from ..expressions.expression import Expression, evaluate_many
 
@@ -153,10 +153,12 @@ class Scorer:
     is fitted again in full. Every reward is computed on all rows either way.
     """
 
-    def __init__(self, fitter: ConstantFitter, reward: Callable, loss: Callable, X: np.ndarray,
+    def __init__(self, fitter: ConstantFitter, reward: Reward, X: np.ndarray,
                  screen: ConstantFitter | None = None, n_full_refits: int = 0,
-                 criterion: Callable | None = None, units: UnitsRule | None = None):
-        self.fitter, self.reward, self.loss = fitter, reward, loss
+                 criterion: Reward | None = None, units: UnitsRule | None = None):
+        if criterion is not None and not criterion.shares_targets(reward):
+            raise ValueError("The criterion must be bound to the reward's targets and weights.")
+        self.fitter, self.reward = fitter, reward
         #: The data's physical units: a formula that is not dimensionally consistent
         #: is rejected (reward −∞) before its constants are fitted.
         self.units = units
@@ -316,10 +318,13 @@ class Scorer:
         return _Scored(candidates, fits.success)
 
     def _candidate(self, expr: Expression, y_pred: np.ndarray, screened: bool) -> Candidate:
-        if not np.all(np.isfinite(y_pred)):
+        # One pass over the rows serves the reward, the loss and the criterion alike.
+        valid = self.reward.residuals(y_pred)
+        if valid is None:  # not finite, or its squared error overflows
             return Candidate(expr, -math.inf, math.inf, screened=screened)
-        criterion = None if self.criterion is None else self.criterion(y_pred, expr)
-        return Candidate(expr, self.reward(y_pred, expr), self.loss(y_pred), criterion, screened)
+        criterion = None if self.criterion is None else self.criterion.of_residuals(valid, expr)
+        return Candidate(expr, self.reward.of_residuals(valid, expr), valid.mean_square,
+                         criterion, screened)
 
 
 @dataclass(frozen=True)

@@ -287,7 +287,7 @@ def _scorer(settings: ScoringSettings, X: np.ndarray, y: np.ndarray,
     criterion = (None if settings.criterion in ("reward", settings.reward)
                  else make_reward(settings.criterion, y, X=X, information_rows=information_rows,
                                   sample_weight=sample_weight, likelihood=settings.likelihood))
-    return Scorer(fitter, reward, reward.loss, X, screen=screen, n_full_refits=n_full_refits,
+    return Scorer(fitter, reward, X, screen=screen, n_full_refits=n_full_refits,
                   criterion=criterion, units=units)
 
 
