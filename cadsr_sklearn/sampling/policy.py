@@ -126,7 +126,9 @@ class _FeedForwardFunction(torch.autograd.Function):
     def backward(ctx, grad_y):  # grad_y: (n, W)
         x, w1, w2, h = ctx.saved_tensors
         grad_w2 = grad_y.t() @ h  # (W, F)
-        grad_h = torch.ops.aten.threshold_backward(grad_y @ w2, h, 0)  # (n, F), 0 where h = 0
+        grad_h = grad_y @ w2  # (n, F)
+        # 0 where h = 0, in place: one (n, F) buffer fewer to allocate (and fault in) a step
+        torch.ops.aten.threshold_backward.grad_input(grad_h, h, 0, grad_input=grad_h)
         grad_x = (w1.t() @ grad_h.t()).t() if ctx.needs_input_grad[0] else None  # (n, W)
         grad_w1 = (x.t() @ grad_h).t().contiguous()  # (F, W)
         return grad_x, grad_w1, grad_h.sum(0), grad_w2, grad_y.sum(0)
