@@ -70,6 +70,22 @@ class _Holders:
         self.count = 0
         self.undo: Callable[[], None] | None = None  # puts back what the first holder found
 
+    @contextmanager
+    def held(self, make: Callable[[], Callable[[], None]]):
+        """A block holding the setting: the first one in makes it (``make()`` returns how
+        to undo it), the last one out undoes it, whichever thread that is."""
+        with _LOCK:
+            if self.count == 0:
+                self.undo = make()
+            self.count += 1
+        try:
+            yield
+        finally:
+            with _LOCK:
+                self.count -= 1
+                if self.count == 0:
+                    self.undo()
+
 
 _TORCH = _Holders()
 _BLAS = _Holders()
@@ -123,19 +139,17 @@ def blas_threads(n: int):
     limited in the first block's thread only, and given back when the last
     block leaves.
     """
-    with _LOCK:
-        if _BLAS.count == 0:
+    def limit() -> Callable[[], None]:
+        with _any_thread_sets_openblas():
+            restore = threadpool_limits(n, user_api="blas").restore_original_limits
+
+        def undo() -> None:
             with _any_thread_sets_openblas():
-                _BLAS.undo = threadpool_limits(n, user_api="blas").restore_original_limits
-        _BLAS.count += 1
-    try:
+                restore()
+        return undo
+
+    with _BLAS.held(limit):
         yield
-    finally:
-        with _LOCK:
-            _BLAS.count -= 1
-            if _BLAS.count == 0:
-                with _any_thread_sets_openblas():
-                    _BLAS.undo()
 
 
 @contextmanager
@@ -152,20 +166,14 @@ def older_objects_frozen():
     that have become garbage meanwhile. A process that froze objects itself (as
     before forking workers), or turned the collector off, is left as it is.
     """
-    with _LOCK:
-        if _GC.count == 0:
-            mine = gc.isenabled() and gc.get_freeze_count() == 0
-            if mine:
-                gc.freeze()
-            _GC.undo = gc.unfreeze if mine else (lambda: None)
-        _GC.count += 1
-    try:
+    def freeze() -> Callable[[], None]:
+        if not gc.isenabled() or gc.get_freeze_count():
+            return lambda: None
+        gc.freeze()
+        return gc.unfreeze
+
+    with _GC.held(freeze):
         yield
-    finally:
-        with _LOCK:
-            _GC.count -= 1
-            if _GC.count == 0:
-                _GC.undo()
 
 
 @contextmanager
