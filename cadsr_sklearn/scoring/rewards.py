@@ -109,8 +109,8 @@ relative RMS). For ``"target"`` it only matters when y is constant.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 from math import exp, inf, lgamma, log, pi, sqrt
+from typing import NamedTuple
 
 import numpy as np
 

@@ -22,7 +22,7 @@ from threadpoolctl import threadpool_limits
 
 __all__ = ["blas_threads", "older_objects_frozen", "resolve_device", "torch_threads"]
 
-# One lock for both settings: they are entered and left a few times per fit.
+# One lock for every setting: they are entered and left a few times per fit.
 _LOCK = threading.Lock()
 
 
@@ -160,7 +160,7 @@ def older_objects_frozen():
     makes a full pass every few seconds, and a full pass visits every object the
     process holds: about half a million once torch, SymPy and scikit-learn are
     imported, some 0.1 s a pass (a 30-epoch fit of the realistic case made 8 of them,
-    about 4 % of its time). The objects older than the search are not its garbage;
+    about 1 s of its 17). The objects older than the search are not its garbage;
     :func:`gc.freeze` moves them to a generation no pass visits, and the last block
     out moves them back (:func:`gc.unfreeze`), where the next pass collects those
     that have become garbage meanwhile. A process that froze objects itself (as
