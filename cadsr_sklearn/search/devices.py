@@ -159,8 +159,8 @@ def older_objects_frozen():
     A search allocates objects at a steady rate, so CPython's cyclic garbage collector
     makes a full pass every few seconds, and a full pass visits every object the
     process holds: about half a million once torch, SymPy and scikit-learn are
-    imported, some 0.1 s a pass (a 30-epoch fit of the realistic case made 8 of them,
-    about 1 s of its 17). The objects older than the search are not its garbage;
+    imported, some 0.1 s a pass (a process running one 30-epoch fit of the realistic
+    case made 8 of them, about 1 s in all). The objects older than the search are not its garbage;
     :func:`gc.freeze` moves them to a generation no pass visits, and the last block
     out moves them back (:func:`gc.unfreeze`), where the next pass collects those
     that have become garbage meanwhile. A process that froze objects itself (as
