@@ -17,8 +17,9 @@ formulas with many constants: the 30th epoch of the realistic case costs several
 second, 0.89 against 0.22 s for seed 0), so a run of a few dozen epochs is the honest unit,
 and fewer epochs measure the cheap start. The mean also counts the rare slow epochs the
 median hides (a full pass of Python's garbage collector, a page-faulting allocation); the
-epochs a 60-second budget buys are given by both. ``--n-jobs`` is the estimator's (default: every core). Prints a table of the
-per-phase medians and means, and, as its final line, a JSON object.
+epochs a 60-second budget buys are given by both. ``--n-jobs`` is the estimator's (default:
+every core). Prints a table of the per-phase medians and means, and, as its final line, a
+JSON object.
 
     python perf/bench_epoch.py [--case realistic] [--epochs 30] [--seeds 0,1,2] [--n-jobs 1]
                                [--param criterion=reward ...] [--units]
