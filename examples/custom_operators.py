@@ -50,7 +50,7 @@ print(f"R²: {model.score(X, y):.6f}, complexity {model.best_expression_.complex
 
 # an unknown name is rejected at fit time with the list of valid ones
 try:
-    CADSRRegressor(unary_operators=("sinh",), n_epochs=1).fit(X, y)
+    CADSRRegressor(unary_operators=("sech",), n_epochs=1).fit(X, y)
 except ValueError as err:
     print("\nValueError:", err)
 

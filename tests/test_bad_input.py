@@ -236,8 +236,8 @@ PARAM_CASES = {
         "n_heads=3 must divide .* 10 \\(embedding_dim\\)",
     ),
     "unknown unary operator": (
-        {"unary_operators": ("sin", "sinh")}, ValueError,
-        "Unknown unary_operators \\['sinh'\\]; choose from",
+        {"unary_operators": ("sin", "sech")}, ValueError,
+        "Unknown unary_operators \\['sech'\\]; choose from",
     ),
     "binary operator as unary": (
         {"unary_operators": ("add",)}, ValueError, "Unknown unary_operators \\['add'\\]",
@@ -298,7 +298,7 @@ CLI_CASES = {
     "no features": ("y\n1\n2\n", [], "no feature columns"),
     "missing target": (GOOD_CSV, ["--target", "z"], "no column 'z'"),
     "y too large": ("a,y\n1,1e300\n2,3e300\n3,2e300\n", [], "overflow float64.*Rescale y"),
-    "unknown operator": (GOOD_CSV, ["--unary", "sinh"], r"Unknown --unary \['sinh'\]"),
+    "unknown operator": (GOOD_CSV, ["--unary", "sech"], r"Unknown --unary \['sech'\]"),
     "unknown device": (GOOD_CSV, ["--device", "tpu"], "Unknown device 'tpu'"),
     "missing output folder": (GOOD_CSV, ["--out", "/nonexistent-dir/m.joblib"], "does not exist"),
 }

@@ -202,7 +202,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
         ("a,b,y\n1,inf,3\n2,3,4\n", [], "infinite"),
         ("y\n1\n2\n", [], "no feature columns"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--binary", "add", "plus"], "Unknown --binary ['plus']"),
-        ("a,b,y\n1,2,3\n2,3,4\n", ["--unary", "sinh"], "Unknown --unary ['sinh']"),
+        ("a,b,y\n1,2,3\n2,3,4\n", ["--unary", "sech"], "Unknown --unary ['sech']"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--unary", "add"], "'add' is a binary operator"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--device", "tpu"], "Unknown device 'tpu'"),
         ("a,b,y\n1,2,3\n2,3,4\n", ["--device", "cuda:7"], "cuda:7"),

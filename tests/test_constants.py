@@ -20,7 +20,8 @@ from cadsr_sklearn.expressions import program as P
 from cadsr_sklearn.scoring.constant_fitter import ConstantFitter, fit_key
 
 BINARY = ("add", "sub", "mul", "div", "pow")
-UNARY = ("sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs")
+UNARY = ("sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs",
+         "asin", "acos", "atan", "sinh", "cosh")
 
 # name: (n_features, (a, b), true structure in prefix order, constants in prefix order,
 #        other constant vectors that give the same function)

@@ -24,6 +24,9 @@ FORMULAS = [
     (["sub", "square", "cube", "x0", "x1"], []),
     (["mul", "neg", "inv", "x0", "x1"], []),
     (["add", "tanh", "abs", "tan", "exp", "x0", "x1"], []),
+    # asin(0.5·x0) + acos(0.5·x1): NaN beyond |x| = 2; atan(x0)·(sinh(x1) + cosh(x0))
+    (["add", "asin", "acos", "mul", "mul", "c", "x0", "c", "x1"], [0.5, 0.5]),
+    (["mul", "atan", "add", "x0", "sinh", "cosh", "x1", "x0"], []),
     (["exp", "div", "c", "x0"], [-0.3]),
     (["add", "cos", "c", "1"], [0.1]),  # no variable: one value for every row
     (["mul", "pow", "sub", "c", "x0", "x1", "1"], [-2.5]),  # (-2.5)**x0 · (x1 - 1)

@@ -9,7 +9,7 @@ import joblib
 import numpy as np
 import pytest
 import sympy
-from budgets import TINY
+from budgets import SMALL, TINY
 
 from cadsr_sklearn import CADSRRegressor, register_operator
 from cadsr_sklearn.expressions.custom_operators import unregister_operator
@@ -88,6 +88,19 @@ def test_several_outputs_round_trip(tmp_path):
     _assert_same(model, loaded, X)
     assert len(loaded.estimators_) == 2 and loaded.n_outputs_ == 2
     assert loaded.history_ == model.history_
+
+
+def test_a_fit_with_asin_finds_it_and_its_file_reads_back(tmp_path):
+    X = np.random.default_rng(0).uniform(-1.99, 1.99, size=(100, 1))
+    y = np.arcsin(X[:, 0] / 2)
+    model = CADSRRegressor(**SMALL, n_epochs=40, unary_operators=["asin"]).fit(X, y)
+    assert sympy.simplify(model.sympy() - sympy.asin(sympy.Symbol("x0") / 2)) == 0
+    loaded = _round_trip(model, tmp_path)
+    _assert_same(model, loaded, X)
+    beyond = np.array([[-2.5], [-1.5], [0.3], [1.5], [2.5]])  # NaN beyond |x0| = 2
+    np.testing.assert_array_equal(loaded.predict(beyond), model.predict(beyond))
+    np.testing.assert_allclose(loaded.export("numpy")(beyond),
+                               [np.nan, *np.arcsin(beyond[1:4, 0] / 2), np.nan], rtol=1e-14)
 
 
 def test_the_file_is_strict_json_with_a_schema_version(model, tmp_path):

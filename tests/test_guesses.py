@@ -59,6 +59,21 @@ def test_parser_writes_sympy_trees_with_the_librarys_tokens(library, formula, pr
     np.testing.assert_allclose(expression.prefix_constants(), constants)
 
 
+def test_inverse_trigonometric_and_hyperbolic_functions_are_read_and_read_back():
+    library = Library(2, DEFAULT_BINARY, ("asin", "acos", "atan", "sinh", "cosh"))
+    expression = parse_formula("asin(x0/2) + acos(x1/4)*atan(x0) - sinh(x1) + cosh(x0)", NAMES,
+                               library)
+    assert {"asin", "acos", "atan", "sinh", "cosh"} <= set(_names(expression))
+    X = np.random.default_rng(0).uniform(-1.9, 1.9, size=(40, 2))
+    a, b = X.T
+    expected = np.arcsin(a / 2) + np.arccos(b / 4) * np.arctan(a) - np.sinh(b) + np.cosh(a)
+    np.testing.assert_allclose(expression.evaluate(X), expected, rtol=1e-12)
+    written = expression.to_sympy(NAMES)
+    for formula in (written, str(written)):  # SymPy's asin … cosh, as an object and as text
+        again = parse_formula(formula, NAMES, library)
+        np.testing.assert_allclose(again.evaluate(X), expected, rtol=1e-12)
+
+
 @pytest.mark.parametrize("formula", [
     "1.5*x0*x1**2", "sin(x0)*x1 + 2", "x0 - 2*x1 - x0*x1/3", "-(x0 + x1)", "(x0 + 1)/2",
     "exp(-x0)/sqrt(x1)", "log(x0, 10)", "x1**x0 - 2**x0", "-1/x0 + 3.25", "abs(x0 - 2)*cos(x1)",

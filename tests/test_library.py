@@ -4,11 +4,13 @@ import math
 import pickle
 import warnings
 
+import mpmath
 import numpy as np
 import pytest
 import sympy
 from compiled_ops import compiled
 
+from cadsr_sklearn.expressions import operations
 from cadsr_sklearn.expressions.expression import Expression
 from cadsr_sklearn.expressions.library import (
     BINARY_OPERATORS,
@@ -51,9 +53,19 @@ UNARY_CASES = {
     "inv": [(2.0, 0.5), (-4.0, -0.25), (0.0, INF), (-0.0, -INF), (HUGE, 1.0 / HUGE), (INF, 0.0)],
     "tanh": [(0.0, 0.0), (HUGE, 1.0), (-HUGE, -1.0), (-INF, -1.0)],
     "abs": [(-3.0, 3.0), (0.0, 0.0), (-HUGE, HUGE), (-INF, INF)],
+    "asin": [(0.0, 0.0), (-0.0, -0.0), (0.5, math.pi / 6), (1.0, math.pi / 2),
+             (-1.0, -math.pi / 2), (1.0 + 2**-52, NAN), (-2.0, NAN), (INF, NAN)],
+    "acos": [(1.0, 0.0), (0.0, math.pi / 2), (0.5, math.pi / 3), (-1.0, math.pi),
+             (-1.0 - 2**-52, NAN), (2.0, NAN), (-INF, NAN)],
+    "atan": [(0.0, 0.0), (-0.0, -0.0), (1.0, math.pi / 4), (-1.0, -math.pi / 4),
+             (HUGE, math.pi / 2), (INF, math.pi / 2), (-INF, -math.pi / 2)],
+    "sinh": [(0.0, 0.0), (-0.0, -0.0), (1.0, (math.e - 1 / math.e) / 2),
+             (710.0, 1.1169973830808557e308), (711.0, INF), (-711.0, -INF), (-INF, -INF)],
+    "cosh": [(0.0, 1.0), (1.0, (math.e + 1 / math.e) / 2), (-1.0, (math.e + 1 / math.e) / 2),
+             (711.0, INF), (-711.0, INF), (-INF, INF)],
 }
 # Trigonometric values at large arguments are finite and bounded; checked separately.
-BOUNDED_AT_HUGE = {"sin": 1.0, "cos": 1.0, "tanh": 1.0}
+BOUNDED_AT_HUGE = {"sin": 1.0, "cos": 1.0, "tanh": 1.0, "atan": math.pi / 2}
 
 
 def _same(actual, expected):
@@ -173,6 +185,52 @@ def test_every_operator_evaluates_extremes_as_predict_does_without_a_warning():
             np.testing.assert_array_equal(values, expected, err_msg=name)
 
 
+# asin, acos, atan, sinh and cosh: NumPy's values and the exact slopes (at 50 digits),
+# with both edges of asin's and acos's domain, a hair inside and outside them.
+NUMPY_FORMS = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
+               "cosh": np.cosh}
+EXACT_SLOPES = {"asin": lambda a: 1 / mpmath.sqrt(1 - a * a),
+                "acos": lambda a: -1 / mpmath.sqrt(1 - a * a),
+                "atan": lambda a: 1 / (1 + a * a), "sinh": mpmath.cosh, "cosh": mpmath.sinh}
+EDGES = np.array([-40.0, -1.5, -1.0 - 2**-52, -1.0, -1.0 + 2**-52, -0.999, -0.5, -0.0, 0.3,
+                  0.999, 1.0 - 2**-53, 1.0, 1.0 + 2**-52, 2.0, 40.0, INF, NAN])
+
+
+def _exact_slope(name: str, a: float) -> float:
+    """The slope of ``name`` at ``a``: ±inf at an edge of asin's or acos's domain, NaN past it."""
+    if math.isnan(a):
+        return NAN
+    if name in ("asin", "acos") and abs(a) >= 1:
+        return (INF if name == "asin" else -INF) if abs(a) == 1 else NAN
+    if math.isinf(a):
+        return {"atan": 0.0, "sinh": INF, "cosh": a}[name]
+    with mpmath.workdps(50):
+        return float(EXACT_SLOPES[name](mpmath.mpf(a)))
+
+
+@pytest.mark.parametrize("name", sorted(EXACT_SLOPES))
+def test_inverse_trigonometric_and_hyperbolic_values_and_slopes(name):
+    op = UNARY_OPERATORS[name].opcode
+    values = [operations.apply(op, a, 0.0) for a in EDGES]
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(values, NUMPY_FORMS[name](EDGES), rtol=1e-15, equal_nan=True)
+    for a, v in zip(EDGES, values):
+        slope, exact = operations.d_left(op, a, 0.0, v), _exact_slope(name, a)
+        assert (math.isnan(slope) if math.isnan(exact)
+                else slope == pytest.approx(exact, rel=1e-13)), (name, a, slope, exact)
+        if abs(a) < 0.999 or (name in ("atan", "sinh", "cosh") and math.isfinite(a)):
+            h = 1e-6 * max(1.0, abs(a))  # the value's own slope, by central differences
+            up, down = operations.apply(op, a + h, 0.0), operations.apply(op, a - h, 0.0)
+            assert slope == pytest.approx((up - down) / (2 * h), rel=1e-6), (name, a)
+    # the fit's path: d name(c·x0) / dc = slope(x0)·x0 at c = 1, not finite entries 0
+    library = Library(1, ["mul"], [name])
+    X = EDGES[np.isfinite(EDGES)][:, None]
+    jacobian = Expression.from_names([name, "mul", "c", "x0"], library, [1.0]).jacobian(X)[0]
+    expected = np.array([_exact_slope(name, a) * a for a in X[:, 0]])
+    expected[~np.isfinite(expected)] = 0.0
+    np.testing.assert_allclose(jacobian, expected, rtol=1e-13)
+
+
 # ----------------------------------------------------------------------------- Library
 def test_default_library_token_order_and_ids():
     lib = Library(3)
@@ -212,6 +270,13 @@ def test_library_follows_the_given_operator_order_and_options():
     assert Library(1, ["add"], [], use_constants=False).names == ("add", "x0", "1")
 
 
+def test_an_inverse_trigonometric_function_is_never_sampled_on_its_own_inverse():
+    lib = Library(1, ["add"], ["sin", "asin", "atan", "tanh", "sinh"])
+    assert {(lib.names[p], lib.names[c]) for p, c in lib.inverse_pairs} == {
+        ("sin", "asin"), ("asin", "sin")}  # tan, atan's inverse, is not in the library
+    assert [lib.names[i] for i in lib.trig_ids] == ["sin"]  # asin(sin(x)) is no nested trig
+
+
 def test_pysrs_names_of_the_binary_operators_are_accepted():
     lib = Library(1, ["+", "-", "*", "/", "^"], ["sin"])
     assert lib == Library(1, ["add", "sub", "mul", "div", "pow"], ["sin"])
@@ -236,7 +301,7 @@ def test_unknown_operators_are_rejected_with_the_known_names():
     message = str(info.value)
     assert "'plus'" in message and all(name in message for name in BINARY_OPERATORS)
     with pytest.raises(ValueError) as info:
-        Library(2, unary_operators=["sinh"])
+        Library(2, unary_operators=["sech"])
     assert all(name in str(info.value) for name in UNARY_OPERATORS)
     with pytest.raises(ValueError, match="unary operator"):
         Library(2, binary_operators=["sin"])  # right name, wrong arity: say so

@@ -111,6 +111,23 @@ def test_the_check_accepts_laws_and_says_why_it_rejects_the_rest():
     assert rule.consistent(law)
 
 
+@pytest.mark.parametrize("name", ["asin", "acos", "atan", "sinh", "cosh"])
+def test_inverse_trigonometric_and_hyperbolic_functions_take_and_give_pure_numbers(name):
+    library = Library(2, unary_operators=(name,))
+    units = parse_units(["m", "m"], "m", ["a", "b"])  # name(a/b) is a number, a·name(a/b) in m
+    law = _expression(library, ["mul", "x0", name, "div", "x0", "x1"])
+    assert check_units(law, units).consistent
+    for names, reason in {(name, "x0"): "argument of a function",
+                          ("mul", "x0", name, "x1"): "argument of a function",
+                          (name, "div", "x0", "x1"): "the target in"}.items():
+        verdict = check_units(_expression(library, list(names)), units)
+        assert not verdict.consistent and reason in verdict.reason, (names, verdict)
+    # the sampler never starts a formula in metres with one
+    constraints = Constraints(library, max_length=16, max_constants=10, units=UnitsRule(units))
+    allowed = constraints.mask(constraints.new_state(1))[0]
+    assert not allowed[library.index(name)] and allowed[library.index("mul")]
+
+
 def test_the_overall_factor_takes_the_units_the_formula_needs():
     library = Library(1)
     units = parse_units(["au"], "day", ["a"])

@@ -260,7 +260,7 @@ def _fit_gplearn(data, operators, max_time, seed, params) -> FitResult:
 # -------------------------------------------------------------------- Operon
 _OPERON_SYMBOLS = {
     "add", "sub", "mul", "div", "pow", "sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "abs",
-    "square",
+    "square", "asin", "acos", "atan", "sinh", "cosh",
 }
 
 

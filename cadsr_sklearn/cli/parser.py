@@ -149,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="OP",
         help="unary operators (default sin cos log sqrt exp; also tan square cube neg inv "
-        "tanh abs); give none for no unary operators",
+        "tanh abs asin acos atan sinh cosh); give none for no unary operators",
     )
     fit.add_argument("--require", nargs="+", default=None, metavar="COLUMN",
                      help="feature columns every formula must contain (required_features)")

@@ -30,9 +30,9 @@ written in: ``2*(x + 1)`` stays one product with one constant instead of SymPy's
   value written (negative too: ``x**-2.5`` is ``pow(x, c)``, c started at
   −2.5); otherwise, for 2 and 3, the base multiplied by itself (``mul``).
   ``E**x`` is ``exp``;
-* ``sin cos tan log exp tanh abs`` are their tokens; ``square(x)``,
-  ``cube(x)``, ``neg(x)``, ``inv(x)`` and registered operators' names
-  (``gauss(x)``) are read as those operators; ``ln`` is ``log``.
+* ``sin cos tan log exp tanh abs asin acos atan sinh cosh`` are their tokens;
+  ``square(x)``, ``cube(x)``, ``neg(x)``, ``inv(x)`` and registered operators'
+  names (``gauss(x)``) are read as those operators; ``ln`` is ``log``.
 
 What the library cannot write raises ValueError saying what is missing: an
 operator it lacks, a number without the constant token, a name that is no
@@ -58,7 +58,9 @@ __all__ = ["parse_formula", "formula_text"]
 
 #: SymPy's functions that are tokens of the same meaning, by token name.
 SYMPY_FUNCTIONS = {sympy.sin: "sin", sympy.cos: "cos", sympy.tan: "tan", sympy.log: "log",
-                   sympy.exp: "exp", sympy.tanh: "tanh", sympy.Abs: "abs"}
+                   sympy.exp: "exp", sympy.tanh: "tanh", sympy.Abs: "abs", sympy.asin: "asin",
+                   sympy.acos: "acos", sympy.atan: "atan", sympy.sinh: "sinh",
+                   sympy.cosh: "cosh"}
 
 #: The exact unary token of a power with this exponent.
 EXACT_POWERS = {2.0: "square", 3.0: "cube", 0.5: "sqrt"}

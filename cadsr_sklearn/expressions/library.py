@@ -148,6 +148,11 @@ UNARY_OPERATORS: dict[str, Token] = {
         Token("inv", 1, OPCODES["inv"], _sympy_inv, "1/({})", "unary"),
         Token("tanh", 1, OPCODES["tanh"], sympy.tanh, "tanh({})", "unary"),
         Token("abs", 1, OPCODES["abs"], _sympy_abs, "|{}|", "unary"),
+        Token("asin", 1, OPCODES["asin"], sympy.asin, "asin({})", "unary"),
+        Token("acos", 1, OPCODES["acos"], sympy.acos, "acos({})", "unary"),
+        Token("atan", 1, OPCODES["atan"], sympy.atan, "atan({})", "unary"),
+        Token("sinh", 1, OPCODES["sinh"], sympy.sinh, "sinh({})", "unary"),
+        Token("cosh", 1, OPCODES["cosh"], sympy.cosh, "cosh({})", "unary"),
     )
 }
 
@@ -161,7 +166,9 @@ DEFAULT_UNARY: tuple[str, ...] = ("sin", "cos", "log", "sqrt", "exp")
 #: Operators that may not appear below one another (a DSO prior).
 TRIGONOMETRIC: frozenset[str] = frozenset({"sin", "cos", "tan"})
 
-#: (parent, child) pairs that undo each other and so are never generated.
+#: (parent, child) pairs that undo each other and so are never generated. Some only
+#: nearly do (``sqrt(square(x))`` is ``|x|``, ``asin(sin(x))`` a triangle wave): shapes
+#: too rare in laws to keep them.
 INVERSE_PAIRS: frozenset[tuple[str, str]] = frozenset(
     {
         ("exp", "log"),
@@ -170,6 +177,12 @@ INVERSE_PAIRS: frozenset[tuple[str, str]] = frozenset(
         ("square", "sqrt"),
         ("neg", "neg"),
         ("inv", "inv"),
+        ("sin", "asin"),
+        ("asin", "sin"),
+        ("cos", "acos"),
+        ("acos", "cos"),
+        ("tan", "atan"),
+        ("atan", "tan"),
     }
 )
 

@@ -24,6 +24,8 @@ ADD, SUB, MUL, DIV, POW = 3, 4, 5, 6, 7
 #: to a**b at every integer b (used to fit integer exponents over negative bases).
 RELAXED_POW = 8
 SIN, COS, TAN, LOG, SQRT, EXP, SQUARE, CUBE, NEG, INV, TANH, ABS = range(9, 21)
+# Added after the first twelve, so that those keep their numbers.
+ASIN, ACOS, ATAN, SINH, COSH = range(21, 26)
 FIRST_UNARY = SIN
 #: Op codes of user-registered operators (:mod:`.expressions.custom_operators`): 100 + k for a unary
 #: one, 200 + k for a binary one, k its place in the library's ``custom_operators`` and
@@ -39,6 +41,7 @@ OPCODES: dict[str, int] = {
     "add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "pow": POW,
     "sin": SIN, "cos": COS, "tan": TAN, "log": LOG, "sqrt": SQRT, "exp": EXP,
     "square": SQUARE, "cube": CUBE, "neg": NEG, "inv": INV, "tanh": TANH, "abs": ABS,
+    "asin": ASIN, "acos": ACOS, "atan": ATAN, "sinh": SINH, "cosh": COSH,
 }
 
 def arity(op: int) -> int:

@@ -13,7 +13,7 @@ C function per block of rows (:func:`custom_rows`), compiled by numba or a callb
 into the NumPy function (see :mod:`cadsr_sklearn.expressions.custom_operators`).
 
 Numerics are float64's, with no protection: ``log(-1)`` is NaN, ``1/0`` is inf,
-``(-8)**(1/3)`` is NaN.
+``(-8)**(1/3)`` is NaN, ``asin(2)`` is NaN and its slope at 1 is inf.
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from .opcodes import (ABS, ADD, COS, CUBE, CUSTOM_UNARY, DIV, EXP, INV, LOG, MUL, NEG, NO_CUSTOM,
-                      POW, RELAXED_POW, SIN, SQRT, SQUARE, SUB, TAN, TANH, custom_index, jit)
+from .opcodes import (ABS, ACOS, ADD, ASIN, ATAN, COS, COSH, CUBE, CUSTOM_UNARY, DIV, EXP, INV, LOG,
+                      MUL, NEG, NO_CUSTOM, POW, RELAXED_POW, SIN, SINH, SQRT, SQUARE, SUB, TAN,
+                      TANH, custom_index, jit)
 from . import vector_math
 
 __all__ = ["interrupt_from_callback", "raise_if_interrupted", "apply", "d_left", "d_right",
@@ -114,6 +115,16 @@ def row_value(op, a, b):
         return math.tanh(a)
     if op == ABS:
         return abs(a)
+    if op == ASIN:
+        return math.asin(a)
+    if op == ACOS:
+        return math.acos(a)
+    if op == ATAN:
+        return math.atan(a)
+    if op == SINH:
+        return math.sinh(a)
+    if op == COSH:
+        return math.cosh(a)
     return math.nan
 
 
@@ -163,6 +174,15 @@ def row_d_left(op, a, b, v):
         return 1.0 - v * v
     if op == ABS:
         return (a > 0) - (a < 0) + 0.0  # np.sign: 0 at 0
+    if op == ASIN or op == ACOS:  # ±1/√(1 − a²): inf at ±1, NaN beyond
+        slope = 1.0 / math.sqrt((1.0 - a) * (1.0 + a)) if abs(a) <= 1 else math.nan
+        return slope if op == ASIN else -slope
+    if op == ATAN:
+        return 1.0 / (1.0 + a * a)
+    if op == SINH:
+        return math.cosh(a)
+    if op == COSH:
+        return math.sinh(a)
     return math.nan
 
 

@@ -4,13 +4,13 @@ Every export is the token tree that :meth:`~cadsr_sklearn.CADSRRegressor.predict
 evaluates, written out node by node in the same order of operations as the
 compiled interpreter (:func:`cadsr_sklearn.expressions.operations.apply`), with each constant
 at full float64 precision (``repr``: it reads back as the same double). The
-semantics are the interpreter's plain IEEE ones: ``log`` of a negative number
-and ``sqrt`` of one are NaN, ``1/0`` is inf, a negative base to a non-integer
-power is NaN, and no warning is raised. So every export agrees with ``predict``
-to round-off (the math libraries may differ in the last bit of ``sin`` or
-``exp``), with one difference kept on purpose: ``predict`` reports every
-non-finite value as NaN ("undefined here"), while an export returns the value
-the arithmetic gives, inf included, as the code it is pasted into would
+semantics are the interpreter's plain IEEE ones: ``log`` of a negative number,
+``sqrt`` of one and ``asin`` or ``acos`` beyond ±1 are NaN, ``1/0`` is inf, a
+negative base to a non-integer power is NaN, and no warning is raised. So every
+export agrees with ``predict`` to round-off (the math libraries may differ in the
+last bit of ``sin`` or ``exp``), with one difference kept on purpose: ``predict``
+reports every non-finite value as NaN ("undefined here"), while an export returns
+the value the arithmetic gives, inf included, as the code it is pasted into would
 compute it.
 
 One code generator (:func:`_infix`) writes the tree for every target; a
@@ -56,7 +56,10 @@ class FormulaUnits:
         return f"units: y in {self.formula}"
 
 
-_FUNCTIONS = ("sin", "cos", "tan", "log", "sqrt", "exp", "tanh")
+_FUNCTIONS = ("sin", "cos", "tan", "log", "sqrt", "exp", "tanh", "sinh", "cosh")
+# NumPy's names of the inverse functions (before NumPy 2 its only ones), which PyTorch and
+# JAX take too; C's are the tokens' own.
+_ARC = {"asin": "arcsin", "acos": "arccos", "atan": "arctan"}
 # Powers as the interpreter computes them (a·a, a·a·a), not as pow(a, 2) rounds them.
 _PYTHON_HELPERS = {"_square": "def _square(a):\n    return a * a\n",
                    "_cube": "def _cube(a):\n    return a * a * a\n"}
@@ -80,6 +83,8 @@ class _Dialect:
             return self.overrides[name]
         if name in _FUNCTIONS:
             return f"{self.module}{name}({{0}})"
+        if name in _ARC:
+            return f"{self.module}{_ARC[name]}({{0}})"
         return {
             "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
             "div": "({0} / {1})", "pow": "({0} ** {1})", "neg": "(-{0})",
@@ -321,7 +326,8 @@ def to_c_source(expression: Expression, feature_names: Sequence[str] | None = No
         module="", variable=lambda i, name: f"x[{i}]",
         constant=lambda k, v: _c_literal(v), one="1.0",
         overrides={"pow": "pow({0}, {1})", "abs": "fabs({0})",
-                   "square": "cadsr_square({0})", "cube": "cadsr_cube({0})"},
+                   "square": "cadsr_square({0})", "cube": "cadsr_cube({0})",
+                   **{name: f"{name}({{0}})" for name in _ARC}},
     )
     body = _infix(expression, dialect, names)
     helpers = _helpers(body, _C_HELPERS, "")

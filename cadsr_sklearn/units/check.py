@@ -4,8 +4,9 @@ A search told the units of its inputs (and, usually, of its target) only
 returns formulas that are dimensionally consistent:
 
 * both sides of ``+`` and ``-`` have the same units;
-* the argument of ``sin``, ``cos``, ``tan``, ``exp``, ``log``, ``tanh`` and of
-  every custom operator is dimensionless, and so is its value;
+* the argument of ``sin``, ``cos``, ``tan``, ``exp``, ``log``, ``tanh``, ``asin``,
+  ``acos``, ``atan``, ``sinh``, ``cosh`` and of every custom operator is
+  dimensionless, and so is its value;
 * ``sqrt``, ``square``, ``cube`` and ``inv`` scale the units (½, 2, 3, −1);
   ``neg`` and ``abs`` keep them;
 * an exponent is dimensionless, and since it is a fitted number, so is the base

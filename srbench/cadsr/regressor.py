@@ -83,7 +83,8 @@ def _column_names(est, X=None) -> list[str]:
 #: mapping from columns to names never depends on the fitted formula.
 RESERVED_NAMES = frozenset(
     {
-        "sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "Abs", "oo", "zoo", "nan",
+        "sin", "cos", "tan", "tanh", "exp", "log", "sqrt", "Abs", "asin", "acos", "atan",
+        "sinh", "cosh", "oo", "zoo", "nan",
         "Piecewise", "Eq",
     }
 )
