@@ -64,9 +64,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         Binary operators; also available: none beyond these five.
     unary_operators : tuple of str, default=("sin", "cos", "log", "sqrt", "exp")
         Unary operators; also available: "tan", "square", "cube", "neg", "inv",
-        "tanh", "abs". Either list may also hold the names of operators
-        registered with :func:`~cadsr_sklearn.register_operator`, or
-        :class:`~cadsr_sklearn.Operator` objects.
+        "tanh", "abs", "asin", "acos", "atan", "sinh", "cosh". Either list may also
+        hold the names of operators registered with
+        :func:`~cadsr_sklearn.register_operator`, or :class:`~cadsr_sklearn.Operator`
+        objects.
     use_constants : bool, default=True
         Include the constant token ``c`` whose values are fitted by
         Levenberg–Marquardt.
@@ -125,6 +126,37 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         Gradient steps C per epoch.
     ref_update_every : int, default=5
         Epochs G between updates of the reference policy θ_ref.
+    genetic_generations : int, default=0
+        Generations of the genetic stage of every epoch (:mod:`cadsr_sklearn.search.genetic`,
+        DSO's GP meld; see :ref:`genetic-stage`): the epoch's batch and the replay buffer
+        seed a population that tournament selection, sub-tree crossover and mutation
+        recombine; its best new formulas join the epoch beside the policy's samples.
+        0 is off (the paper's loop, the default: on Feynman fits of 60 s it did not raise
+        the share of laws, see :ref:`genetic-stage`); 5 is a measured setting to try
+        where noise is low. Not in the paper.
+    genetic_population : int, default=200
+        Formulas of the genetic stage's population (a random subset of the batch and the
+        replay buffer when they are more), and children per generation.
+    genetic_elites : int, default=25
+        The genetic stage's best new formulas (by reward) that enter each epoch's top α %
+        selection beside the batch; those selected train the policy teacher-forced, with no
+        importance weight, as the replay buffer does. Every formula it scores can become τ*
+        and join the hall of fame.
+    crossover_rate : float, default=0.5
+        Probability that two parents swap a random sub-tree each.
+    mutation_rate : float, default=0.5
+        Probability that a child is mutated once: a random sub-tree replaces one, a node
+        becomes another token of its arity, an operator is inserted above a sub-tree, or
+        a node is replaced by one of its sub-trees.
+    tournament_size : int, default=5
+        Parents are the highest reward of this many drawn at random.
+    linear_terms : int, default=0
+        Linear leaves (:mod:`cadsr_sklearn.search.linear`): every epoch, sums
+        ``c0 + c1·b1 + … + cm·bm`` of up to this many terms, chosen by greedy forward
+        selection among the features, their products and ratios and the sub-trees of
+        the epoch's best formulas, fitted by least squares, join the epoch's selection;
+        each coefficient is a fitted constant the criterion charges. 0 is off (the
+        paper; see :ref:`genetic-stage` for what they bought). Not in the paper.
     embedding_dim : int, default=10
         Token embedding width E (the paper's r).
     dct_dim : int, default=8
@@ -371,7 +403,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ``invalid_fraction`` and ``units_rejected_fraction`` (not finite, and
         rejected by the dimensional check), evaluations, time (seconds into its
         ``fit`` call) and the update's diagnostics (approximate KL, clip
-        fraction, KL to θ_ref, entropy); with ``warm_start``, of every call.
+        fraction, KL to θ_ref, entropy); per proposer (``policy``, ``genetic``),
+        ``proposed_<origin>``, ``top_<origin>`` (of them, in the top α % that trained
+        the policy) and ``time_<origin>``; with ``warm_start``, of every call.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` has string column names.
@@ -382,7 +416,12 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     n_epochs_ : int
         Epochs run (over every call, with ``warm_start``).
     n_evaluations_ : int
-        Sampled expressions scored (a batch counts in full; pruning's are not).
+        Expressions scored in the loop: each batch in full, and each generation's
+        distinct children of the genetic stage (pruning's are not counted).
+    found_by_ : str or None
+        The proposer that first wrote τ* as the loop found it (before pruning and
+        snapping): "policy" (sampled), "genetic" (a child of the genetic stage) or
+        "guess" (one of ``guesses``); None for a constant target.
     device_ : torch.device
         Where the policy ran.
     stop_reason_ : str
@@ -419,6 +458,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         batch_size=500, oversampling=2.0, n_epochs=600, learning_rate=2e-3, alpha=5.0,
         beta=0.01, epsilon=0.2, lam=0.2, entropy_coef=0.005, steps_per_epoch=5,
         ref_update_every=5,
+        # the genetic stage of every epoch
+        genetic_generations=0, genetic_population=200, genetic_elites=25, crossover_rate=0.5,
+        mutation_rate=0.5, tournament_size=5, linear_terms=0,
         # the policy and its priors
         embedding_dim=10, dct_dim=8, n_layers=1, n_heads=1, ff_dim=2048, attention="dct",
         position_encoding="dpe", embedding_std=0.02, parent_sibling=True, arity_prior=True,
@@ -445,6 +487,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.learning_rate, self.alpha, self.beta = learning_rate, alpha, beta
         self.epsilon, self.lam, self.entropy_coef = epsilon, lam, entropy_coef
         self.steps_per_epoch, self.ref_update_every = steps_per_epoch, ref_update_every
+        self.genetic_generations, self.genetic_population = genetic_generations, genetic_population
+        self.genetic_elites, self.crossover_rate = genetic_elites, crossover_rate
+        self.mutation_rate, self.tournament_size = mutation_rate, tournament_size
+        self.linear_terms = linear_terms
         self.embedding_dim, self.dct_dim, self.n_layers = embedding_dim, dct_dim, n_layers
         self.n_heads, self.ff_dim, self.attention = n_heads, ff_dim, attention
         self.position_encoding, self.embedding_std = position_encoding, embedding_std

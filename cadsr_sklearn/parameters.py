@@ -78,6 +78,13 @@ PARAMETER_CONSTRAINTS: dict = {
     "guesses": ["array-like", None],
     "prune": ["boolean"],
     "snap_constants": ["boolean"],
+    "genetic_generations": [Interval(Integral, 0, None, closed="left")],
+    "genetic_population": [Interval(Integral, 2, None, closed="left")],
+    "genetic_elites": [Interval(Integral, 0, None, closed="left")],
+    "crossover_rate": [Interval(Real, 0, 1, closed="both")],
+    "mutation_rate": [Interval(Real, 0, 1, closed="both")],
+    "tournament_size": [Interval(Integral, 1, None, closed="left")],
+    "linear_terms": [Interval(Integral, 0, None, closed="left")],
     "model_selection": [StrOptions(set(RULES))],
     "simplify": ["boolean"],
     "device": [str, torch.device],
@@ -128,7 +135,8 @@ def required_columns(required_features, names: list[str]) -> tuple[int, ...]:
 
 #: The paper's settings (SRBench column of its hyperparameter table, appendix)
 #: where this package's defaults differ, and this package's additions switched
-#: off: no pruning, snapping or screening, no early stop, all 600 epochs.
+#: off: no pruning, snapping or screening, no genetic stage or linear leaves, no early stop,
+#: all 600 epochs.
 #: ``bic_variance="mle"`` is what the authors' code does (the text's σ² is the
 #: targets' variance; see the tuning guide). ``CADSRRegressor(**PAPER_SETTINGS)``
 #: or :meth:`CADSRRegressor.paper`; also importable from :mod:`cadsr_sklearn.estimator`.
@@ -148,4 +156,6 @@ PAPER_SETTINGS = MappingProxyType(dict(
     tol=0.0,
     prune=False,
     snap_constants=False,
+    genetic_generations=0,
+    linear_terms=0,
 ))

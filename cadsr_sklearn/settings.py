@@ -124,6 +124,14 @@ class TrainingSettings:
     patience: int | None
     prune: bool  # greedy node-removing local search on τ* after the search
     snap_constants: bool  # constants of τ* and the front fixed to simple numbers
+    # the genetic stage of every epoch (search.genetic); 0 generations is the paper's loop
+    genetic_generations: int
+    genetic_population: int
+    genetic_elites: int  # its best new formulas that enter the epoch's selection
+    crossover_rate: float
+    mutation_rate: float
+    tournament_size: int
+    linear_terms: int  # the most terms of a linear leaf's sum (search.linear); 0: none
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "TrainingSettings":

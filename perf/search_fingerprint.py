@@ -9,6 +9,9 @@ once per version, then compare::
     python perf/search_fingerprint.py --dump after.json
     python perf/search_fingerprint.py --compare before.json after.json
 
+``--params genetic_generations=0`` runs every case with those parameters (here: the
+paper's loop, without the genetic stage, against a version that had none).
+
 Numbers are compared exactly (``repr`` of the float), so "unchanged" means bit for
 bit; the cases cover built-in operators, a user operator numba compiles, one it
 cannot (a SciPy function), sample weights, two outputs, a six-row table and
@@ -113,11 +116,13 @@ def round_trip(model, params: dict, X) -> list[str]:
     return problems
 
 
-def dump(path: str | None, only: list[str] | None, check_round_trip: bool) -> int:
+def dump(path: str | None, only: list[str] | None, check_round_trip: bool,
+         extra: dict | None = None) -> int:
     results, failures = {}, 0
     for name, (params, X, y, fit_params) in _cases().items():
         if only and name not in only:
             continue
+        params = dict(params, **(extra or {}))
         results[name] = _run(params, X, y, fit_params)
         model = results[name].pop("model")
         print(name, results[name]["models"][0]["formula"], flush=True)
@@ -161,10 +166,15 @@ def main() -> int:
     parser.add_argument("--compare", nargs=2, metavar="JSON")
     parser.add_argument("--round-trip", action="store_true",
                         help="also check each model's formula file round trip")
+    parser.add_argument("--params", nargs="*", metavar="KEY=VALUE", default=[],
+                        help="estimator parameters for every case (JSON values), e.g. "
+                             "genetic_generations=0: the paper's loop, to compare with a "
+                             "version before the genetic stage")
     args = parser.parse_args()
     if args.compare:
         return compare(*args.compare)
-    return dump(args.dump, args.only, args.round_trip)
+    extra = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.params)}
+    return dump(args.dump, args.only, args.round_trip, extra)
 
 
 if __name__ == "__main__":

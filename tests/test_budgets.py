@@ -123,6 +123,16 @@ def test_max_evaluations_exactly_or_within_one_batch(hard, budget, expected):
     assert model.history_[-1]["evaluations"] == model.n_evaluations_
 
 
+def test_max_evaluations_stops_the_genetic_generations(hard):
+    """No generation starts once the budget is spent: the count passes it by at most one
+    generation's children (here 64)."""
+    X, y = hard
+    params = dict(FAST, genetic_generations=20, genetic_population=64)
+    model = CADSRRegressor(n_epochs=1000, max_evaluations=300, **params).fit(X, y)
+    assert model.stop_reason_ == "max_evaluations"
+    assert 300 <= model.n_evaluations_ < 300 + 64
+
+
 # -------------------------------------------------- Ctrl-C in every phase
 def _interrupt_on_call(monkeypatch, owner, name, call):
     original = getattr(owner, name)

@@ -19,6 +19,7 @@ from cadsr_sklearn import CADSRRegressor
 
 ALL_UNARY = (
     "sin", "cos", "tan", "log", "sqrt", "exp", "square", "cube", "neg", "inv", "tanh", "abs",
+    "asin", "acos", "atan", "sinh", "cosh",
 )
 
 
@@ -142,14 +143,16 @@ def models():
 
 
 def _largest_intermediate(expr, X):
-    """Per row, the largest finite |value| of any node: SymPy may reorder float operations,
-    moving the result by round-off of that size."""
+    """Per row, the scale of the round-off SymPy's reordering of float operations can move
+    the result by: the largest finite |value| of any node, where a product carries its
+    factors' scales (a sum that cancels to ~0 in one order keeps its terms' round-off, which
+    a factor of 1e300 then multiplies)."""
     lib = expr.library
     constants = iter(expr.constants)
     const_of = {i: next(constants) for i, t in enumerate(expr.tokens) if t == lib.const_id}
     biggest = np.zeros(X.shape[0])
 
-    def value(i):
+    def value(i):  # (value, scale of its round-off)
         tok = lib.tokens[expr.tokens[i]]
         if tok.kind == "variable":
             v = X[:, tok.feature]
@@ -158,9 +161,19 @@ def _largest_intermediate(expr, X):
         elif tok.kind == "one":
             v = np.float64(1.0)
         else:
-            v = compiled(tok)(*(value(c) for c in expr.children(i)))
+            children = [value(c) for c in expr.children(i)]
+            v = compiled(tok)(*(c for c, _ in children))
+            scales = [m for _, m in children]
+            scale = (scales[0] * scales[1] if tok.name == "mul"
+                     else np.maximum(scales[0], scales[-1]))  # one child or two
+            return _noted(v, np.maximum(scale, np.abs(v)))
+        return _noted(v, np.abs(v))
+
+    def _noted(v, scale):
+        scale = np.where(np.isnan(scale), 0.0, scale)
         np.maximum(biggest, np.where(np.isfinite(v), np.abs(v), 0.0), out=biggest)
-        return v
+        np.maximum(biggest, scale, out=biggest)
+        return v, scale
 
     with np.errstate(all="ignore"):
         value(0)

@@ -284,6 +284,7 @@ class SearchRecord:
     stop_reason: str
     interrupted: bool
     candidates: list[dict] | None = None  # every formula scored, with keep_candidates
+    found_by: str | None = None  # the proposer that first wrote τ*; None without a search
 
     def attributes(self) -> dict[str, Any]:
         """The estimator's fitted attributes, by name (``candidates_`` only where kept)."""
@@ -292,7 +293,7 @@ class SearchRecord:
                       "unsnapped_expression_": self.unsnapped_expression,
                       "history_": self.history, "n_epochs_": self.n_epochs,
                       "n_evaluations_": self.n_evaluations, "stop_reason_": self.stop_reason,
-                      "interrupted_": self.interrupted}
+                      "interrupted_": self.interrupted, "found_by_": self.found_by}
         if self.candidates is not None:
             attributes["candidates_"] = as_table(self.candidates, CANDIDATE_COLUMNS)
         return attributes
@@ -319,7 +320,7 @@ def record_search(result, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarra
         unsnapped_expression=result.unsnapped.expression,
         history=[epoch.row() for epoch in result.history], n_epochs=result.n_epochs,
         n_evaluations=result.n_evaluations, stop_reason=result.stop_reason,
-        interrupted=result.interrupted,
+        interrupted=result.interrupted, found_by=result.found_by,
         candidates=None if candidates is None else candidate_rows(candidates, names))
 
 

@@ -153,6 +153,7 @@ def _output(output: Output) -> dict:
         "n_evaluations": int(model.n_evaluations_),
         "stop_reason": model.stop_reason_,
         "interrupted": bool(model.interrupted_),
+        "found_by": getattr(model, "found_by_", None),
     }
 
 
@@ -385,8 +386,15 @@ def _read_output(output: dict) -> dict:
         "history_": [{str(k): _read_value(v) for k, v in r.items()} for r in output["history"]],
         "n_epochs_": int(output["n_epochs"]), "n_evaluations_": int(output["n_evaluations"]),
         "stop_reason_": str(output["stop_reason"]), "interrupted_": bool(output["interrupted"]),
-        "search_state_": None,
+        "found_by_": _read_found_by(output.get("found_by")), "search_state_": None,
     }
+
+
+def _read_found_by(value) -> str | None:
+    """The proposer that wrote τ*: a name, or None (also for files written before it was kept)."""
+    if value is not None and not isinstance(value, str):
+        raise _Invalid(f"'found_by' must be a string or null, got {value!r}.")
+    return value
 
 
 def _library(arguments: dict) -> Library:

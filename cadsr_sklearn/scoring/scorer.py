@@ -82,6 +82,9 @@ class Candidate:
     screened: bool = False  # constants fitted on the Scorer's screening rows only
     #: Not dimensionally consistent: rejected (reward −∞) before its constants were fitted.
     rejected_for_units: bool = False
+    #: The proposer that first wrote it (:mod:`cadsr_sklearn.search.proposers`); None
+    #: until the search hands it to one.
+    origin: str | None = None
 
     def __post_init__(self) -> None:
         if self.criterion is None:
@@ -178,7 +181,7 @@ class Scorer:
         state = dict(self.__dict__)
         state["cache"] = [(c.expression.tokens, c.expression.constants.tobytes(),
                            c.expression.fixed.tobytes(), c.reward, c.loss, c.criterion,
-                           c.screened, c.rejected_for_units)
+                           c.screened, c.rejected_for_units, c.origin)
                           for c in self.cache.values()]
         state["library"] = next((c.expression.library for c in self.cache.values()), None)
         return state
@@ -187,11 +190,10 @@ class Scorer:
         library, packed = state.pop("library"), state.pop("cache")
         self.__dict__.update(state)
         self.cache = {}
-        for tokens, constants, fixed, reward, loss, criterion, screened, rejected in packed:
+        for tokens, constants, fixed, *scores in packed:
             expression = Expression(tokens, library, np.frombuffer(constants).copy(),
                                     np.frombuffer(fixed, dtype=bool).copy())
-            self.cache[expression.key] = Candidate(expression, reward, loss, criterion, screened,
-                                                   rejected)
+            self.cache[expression.key] = Candidate(expression, *scores)
 
     @property
     def n_rejected_for_units(self) -> int:
@@ -248,6 +250,8 @@ class Scorer:
             return []
         refitted = self._fit_and_score([c.expression for c in candidates], self.fitter,
                                        from_held=True, fresh_starts=False).candidates
+        for old, new in zip(candidates, refitted):
+            new.origin = old.origin  # the same formula, whoever wrote it
         return [new if new.reward >= old.reward else old for old, new in zip(candidates, refitted)]
 
     def score_given(self, expressions: list[Expression]) -> list[Candidate]:

@@ -28,6 +28,9 @@ from ..scoring.rewards import make_reward, sample_size
 from ..sampling.sampler import Sampler
 from ..scoring.scorer import HallOfFame, Scorer, fittable_constants
 from ..units.rule import UnitsRule
+from .genetic import GeneticStage
+from .linear import LinearCombinations
+from .proposers import GeneticProposer, PolicySampler
 from .refinement.stage import refine
 from ..settings import LibrarySettings, ScoringSettings, SearchSettings
 from .training import EpochRecord, LoopState, SearchParts, SearchResult, run_loop
@@ -156,9 +159,13 @@ def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                     units=units)
     sampler = Sampler(policy, library, constraints, priors)
     scoring = build_scoring(settings, X, y, sample_weight, numpy_seed, units)
+    genetic = GeneticStage(library, constraints, np.random.default_rng([numpy_seed, 4]))
     return Search(library=library, policy=policy, sampler=sampler, scorer=scoring.scorer,
                   final_scorer=scoring.final_scorer, config=settings.training,
-                  generator=generator, exact_loss=scoring.exact_loss,
+                  generator=generator,
+                  proposers=[PolicySampler(), GeneticProposer(genetic),
+                             LinearCombinations(library, sampling.max_length)],
+                  exact_loss=scoring.exact_loss,
                   state=LoopState.start(policy), y_variance=scoring.y_variance,
                   structure=settings.structure(), units=units)
 

@@ -33,6 +33,7 @@ from ..expressions.formula_parser import formula_text, parse_formula
 from ..front.rows import GuessRow, front_row
 from ..scoring.scorer import Candidate, Scorer
 from .build import Search, build_library, build_scoring
+from .proposers import GUESS
 from ..settings import SearchSettings
 
 __all__ = ["guess_expressions", "rejection", "seed_search", "guess_rows", "formula_row"]
@@ -120,6 +121,8 @@ def seed_search(search: Search, guesses: Sequence | None, names: Sequence[str]) 
     if not expressions:
         return
     candidates = scored(search.scorer, expressions, _labels(guesses))
+    for candidate in candidates:
+        candidate.origin = candidate.origin or GUESS
     state = search.state
     ranked = sorted((c for c in candidates if math.isfinite(c.reward)), key=lambda c: -c.reward)
     unique = list({c.expression.key: c for c in ranked}.values())

@@ -6,7 +6,9 @@ Each epoch (appendix Algorithm 4; equation numbers as typeset in the paper):
 2. Sample B unique expressions (appendix Algorithm 1), fit their constants
    (Levenberg–Marquardt) and score them with the reward (BIC, eq. 10) and
    the criterion that judges the answer (the description length by default).
-3. Keep the top α % of the batch and merge it with the replay buffer of the
+   Beyond the paper, the search's other proposers add theirs
+   (:mod:`cadsr_sklearn.search.proposers`: the genetic stage, seeded by the batch).
+3. Keep the top α % of the proposals and merge it with the replay buffer of the
    historically best expressions (deduplicated by key).
 4. Map rewards to ranks, eq. (11): f(τ) = λ·ReLU(1 − #{τ' : R(τ') > R(τ)} / (αB/100)).
 5. Take ``C`` Adam steps on the GRPO objective, eq. (13): the clipped ratio
@@ -45,9 +47,10 @@ from ..sampling.sampler import (Batch, Sampler, masked_entropy, masked_kl, maske
                                 token_log_probs)
 from ..scoring.scorer import Candidate, HallOfFame, Scorer
 from ..settings import TrainingSettings
+from .proposers import Proposal, Proposer
 
 __all__ = ["POLICY_UPDATES", "CallProgress", "LoopState", "SearchResult", "SearchParts",
-           "EpochRecord", "UpdateDiagnostics", "run_loop"]
+           "EpochRecord", "ProposerCounts", "UpdateDiagnostics", "run_loop"]
 
 #: The policy updates: GRPO (eq. 13, the paper), or the plain rank-weighted risk-seeking
 #: policy gradient of eq. (12), one step per epoch (the "Drop GRPO" ablation).
@@ -84,11 +87,27 @@ class EpochRecord:
     time_scoring: float
     time_update: float
     update: UpdateDiagnostics | None = None  # None when nothing was there to learn from
+    # per proposer of the search (its origin): what it gave, and what reached the top α %
+    proposers: dict[str, "ProposerCounts"] = field(default_factory=dict)
 
     def row(self) -> dict:
-        """The record as a row of ``history_``: its numbers, the update's among them."""
-        row = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "update"}
+        """The record as a row of ``history_``: its numbers, the update's among them, and
+        per proposer ``proposed_<origin>``, ``top_<origin>`` and ``time_<origin>``."""
+        row = {f.name: getattr(self, f.name) for f in fields(self)
+               if f.name not in ("update", "proposers")}
+        for origin, counts in self.proposers.items():
+            row |= {f"proposed_{origin}": counts.proposed, f"top_{origin}": counts.top,
+                    f"time_{origin}": counts.seconds}
         return row | (asdict(self.update) if self.update is not None else {})
+
+
+@dataclass(frozen=True)
+class ProposerCounts:
+    """One proposer's share of an epoch (:mod:`cadsr_sklearn.search.proposers`)."""
+
+    proposed: int = 0  # candidates it put up for the selection
+    top: int = 0  # of them, in the top α % that trained the policy
+    seconds: float = 0.0  # spent proposing them, their scoring included
 
 
 @dataclass
@@ -150,6 +169,7 @@ class SearchResult:
     n_evaluations: int = 0
     stop_reason: str = ""
     interrupted: bool = False
+    found_by: str | None = None  # the proposer that first wrote τ* (search.proposers)
     started: float = 0.0  # perf_counter() at the call's start, less a resumed call's elapsed time
 
 
@@ -225,6 +245,8 @@ class SearchParts:
     final_scorer: Scorer  # the same on all rows: the answer's (the scorer itself without a batch)
     config: TrainingSettings
     generator: torch.Generator  # every draw of the sampler
+    # where each epoch's candidates come from, the policy's sampler first
+    proposers: list[Proposer]
     exact_loss: float  # training MSE at or below which τ* is exact: the "tol" stop
     state: LoopState
 
@@ -270,35 +292,46 @@ def run_loop(search: SearchParts,
     hall_of_fame.by_complexity = dict(state.hall_of_fame.by_complexity)
     return SearchResult(best=state.best, hall_of_fame=hall_of_fame, history=list(state.history),
                         n_epochs=state.n_epochs, n_evaluations=state.n_evaluations,
-                        stop_reason=stop, interrupted=interrupted, started=start)
+                        stop_reason=stop, interrupted=interrupted, started=start,
+                        found_by=None if state.best is None else state.best.origin)
 
 
 def _epoch(search: SearchParts) -> "EpochRecord":
     """One epoch of appendix Algorithm 4 on ``search.state``; its record of ``history``."""
-    state, policy, sampler, scorer = search.state, search.policy, search.sampler, search.scorer
-    config, generator = search.config, search.generator
+    state, policy, sampler, config = search.state, search.policy, search.sampler, search.config
     epoch = state.n_epochs
-    epoch_start = time.perf_counter()
     # 1. θ_old ← θ; every G epochs θ_ref ← θ. θ_old needs no copy: it is
     # the policy this epoch samples from, and the batch keeps its log-probs.
     if epoch % config.ref_update_every == 0:
         state.ref_policy.load_state_dict(policy.state_dict())
 
-    # 2. sample B unique expressions, fit constants, score
-    batch = sampler.sample_unique(config.batch_size, config.oversampling, generator)
-    sampled_at = time.perf_counter()
-    candidates = scorer(batch.expressions(search.library))
-    scored_at = time.perf_counter()
-    state.n_evaluations += len(candidates)
-    state.call.evaluations += len(candidates)
+    # 2. sample B unique expressions, fit constants, score; then the other proposers
+    # (the genetic stage), each seeing the proposals before it
+    proposals: list[Proposal] = []
+    for proposer in search.proposers:
+        if proposer.active(config):
+            proposals.append(proposer.propose(search, proposals))
+    proposed_at = time.perf_counter()
+    for proposal in proposals:
+        for cand in proposal.scored:
+            if cand.origin is None:  # the first proposer to write a formula
+                cand.origin = proposal.origin
+        state.n_evaluations += proposal.evaluations
+        state.call.evaluations += proposal.evaluations
+    sampled, batch = proposals[0], proposals[0].batch  # the policy's, always first
+    candidates = [c for p in proposals for c in p.candidates]
     rewards = np.array([c.reward for c in candidates])
 
-    # 3. top α% of the batch ∪ replay buffer, deduplicated by key
+    # 3. top α% of the proposals ∪ replay buffer, deduplicated by key
     top = top_distinct(candidates, rewards, config.n_top)
     top_keys = {candidates[i].expression.key for i in top}
     replay = [c for c in state.replay if c.expression.key not in top_keys]
-    members = [candidates[i] for i in top] + replay
-    state.hall_of_fame.update(candidates)
+    n_sampled = len(sampled.candidates)
+    top_sampled = [i for i in top if i < n_sampled]  # trained on as sampled
+    forced = [candidates[i] for i in top if i >= n_sampled] + replay  # teacher-forced
+    members = [candidates[i] for i in top_sampled] + forced
+    for proposal in proposals:
+        state.hall_of_fame.update(proposal.scored)
 
     diagnostics = None
     if members:
@@ -306,9 +339,9 @@ def _epoch(search: SearchParts) -> "EpochRecord":
         merged_rewards = np.array([c.reward for c in members])
         weights = rank_weights(merged_rewards, config.alpha, config.batch_size, config.lam)
         train_batch = Batch.concat(
-            [batch[top], sampler.teacher_force([c.expression.tokens for c in replay])]
-            if replay
-            else [batch[top]]
+            [batch[top_sampled], sampler.teacher_force([c.expression.tokens for c in forced])]
+            if forced
+            else [batch[top_sampled]]
         )
         w = torch.as_tensor(weights, dtype=torch.get_default_dtype(),
                             device=train_batch.tokens.device)
@@ -321,13 +354,14 @@ def _epoch(search: SearchParts) -> "EpochRecord":
         # batch's own places and masks of the trees that enter it
         order = np.argsort(-merged_rewards, kind="stable")
         replay = [members[i] for i in order[: config.n_top]]
-        entering = [top[i] for i in order[: config.n_top] if i < len(top)]
+        entering = [top_sampled[i] for i in order[: config.n_top] if i < len(top_sampled)]
         if entering:
             sampler.keep_structure(batch[entering])
     state.replay = replay
-    # τ*: the highest criterion of the batch, which on a small table need not be among
+    # τ*: the highest criterion of the epoch, which on a small table need not be among
     # the rewards' top α % (the BIC ranks an interpolant above the law there)
-    leader = max(candidates, key=lambda c: c.criterion, default=None)
+    scored = [c for p in proposals for c in p.scored]
+    leader = max(scored, key=lambda c: c.criterion, default=None)
     if leader is not None and math.isfinite(leader.criterion) and (
             state.best is None or leader.criterion > state.best.criterion):
         state.best = leader
@@ -336,24 +370,40 @@ def _epoch(search: SearchParts) -> "EpochRecord":
     state.n_epochs = epoch + 1
     state.call.epochs += 1
     best = state.best
+    batch_rewards = rewards[:n_sampled]
     return EpochRecord(
         epoch=epoch,
         best_reward=best.reward if best else -math.inf,
         best_criterion=best.criterion if best else -math.inf,
         best_loss=best.loss if best else math.inf,
         best_complexity=best.complexity if best else 0,
-        batch_mean_reward=(float(np.mean(rewards[np.isfinite(rewards)]))
-                           if np.isfinite(rewards).any() else -math.inf),
+        batch_mean_reward=(float(np.mean(batch_rewards[np.isfinite(batch_rewards)]))
+                           if np.isfinite(batch_rewards).any() else -math.inf),
         n_unique=len(set(batch.keys())),
-        invalid_fraction=float(np.mean(~np.isfinite(rewards))),
-        units_rejected_fraction=sum(c.rejected_for_units for c in candidates) / len(candidates),
+        invalid_fraction=float(np.mean(~np.isfinite(batch_rewards))),
+        units_rejected_fraction=(sum(c.rejected_for_units for c in sampled.candidates)
+                                 / n_sampled),
         evaluations=state.n_evaluations,
         time=0.0,  # the call's clock, set by the loop
-        time_sampling=sampled_at - epoch_start,
-        time_scoring=scored_at - sampled_at,
-        time_update=time.perf_counter() - scored_at,
+        time_sampling=sampled.sampling_seconds,
+        time_scoring=sampled.seconds - sampled.sampling_seconds,
+        time_update=time.perf_counter() - proposed_at,
         update=diagnostics,
+        proposers=_proposer_counts(search, proposals, [candidates[i] for i in top]),
     )
+
+
+def _proposer_counts(search: SearchParts, proposals: list["Proposal"],
+                     top: list[Candidate]) -> dict[str, "ProposerCounts"]:
+    """Each proposer of the search: what it proposed this epoch, and how much of it reached
+    the top α %."""
+    counts = {p.origin: ProposerCounts() for p in search.proposers}
+    for proposal in proposals:
+        keys = {c.expression.key for c in proposal.candidates}
+        counts[proposal.origin] = ProposerCounts(
+            proposed=len(proposal.candidates), top=sum(c.expression.key in keys for c in top),
+            seconds=proposal.seconds)
+    return counts
 
 
 def top_distinct(candidates: list[Candidate], rewards: np.ndarray, n_top: int) -> list[int]:

@@ -1,0 +1,236 @@
+"""The proposers beyond the policy: the genetic stage (its operators keep trees whole, its
+children keep the sampler's rules, recombination writes what neither parent holds, and the
+loop takes its children in) and the linear leaves."""
+
+import numpy as np
+import pytest
+import torch
+
+from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.library import Library
+from cadsr_sklearn.search.build import build_search
+from cadsr_sklearn.search.genetic import _Grammar, breadth_first, crossover, mutate, subtree_end
+from cadsr_sklearn.search.linear import forward_selection
+from cadsr_sklearn.search.proposers import GENETIC, LINEAR, POLICY
+from cadsr_sklearn.units.quantities import data_units
+from cadsr_sklearn.units.rule import UnitsRule
+
+from components import settings
+
+
+def _random_trees(library, n, rng):
+    grammar = _Grammar(library)
+    return [grammar.random_tree(rng, depth=3) for _ in range(n)]
+
+
+def test_subtree_end_spans_one_subtree():
+    library = Library(2)
+    tree = Expression.from_names(["add", "mul", "x0", "x1", "sin", "x0"], library,
+                                 order="prefix").prefix()
+    arity = library.arity_by_id
+    assert subtree_end(tree, 0, arity) == len(tree)
+    assert subtree_end(tree, 1, arity) == 4  # mul x0 x1
+    assert subtree_end(tree, 4, arity) == 6  # sin x0
+    assert subtree_end(tree, 2, arity) == 3  # a leaf
+
+
+def test_crossover_and_mutation_always_give_whole_trees():
+    library = Library(3)
+    rng = np.random.default_rng(0)
+    grammar = _Grammar(library)
+    trees = _random_trees(library, 200, rng)
+    for a, b in zip(trees[::2], trees[1::2]):
+        c, d = crossover(a, b, library.arity_by_id, rng)
+        assert len(c) + len(d) == len(a) + len(b)  # sub-trees swapped, nothing lost
+        for child in (c, d, mutate(c, grammar, rng), mutate(d, grammar, rng)):
+            Expression.from_prefix(child, library)  # raises for a tree that is not whole
+
+
+def test_crossover_swaps_subtrees_between_parents():
+    library = Library(4)
+    a = Expression.from_names(["add", "mul", "x0", "x1", "c"], library, order="prefix").prefix()
+    b = Expression.from_names(["div", "c", "add", "x2", "x3"], library, order="prefix").prefix()
+    rng = np.random.default_rng(1)
+    children = {tuple(child) for _ in range(400)
+                for child in crossover(a, b, library.arity_by_id, rng)}
+    law = Expression.from_names(["div", "mul", "x0", "x1", "add", "x2", "x3"], library,
+                                order="prefix").prefix()
+    assert tuple(law) in children  # (x0*x1)/(x2 + x3): the product into the quotient
+
+
+def _search(X, y, **params):
+    params = dict(batch_size=64, random_state=0, n_jobs=1) | params
+    return build_search(settings(**params), X, y, None, torch.device("cpu"), 0, 0)
+
+
+def test_children_keep_the_samplers_rules():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 2, (100, 3))
+    y = X[:, 0] * X[:, 1] / X[:, 2]
+    search = _search(X, y, max_constants=1, max_length=12, required_features=[2],
+                     genetic_generations=3, genetic_population=64)
+    stage = search.proposers[1].stage
+    seeds = search.scorer(search.sampler.sample(64, search.generator).expressions(search.library))
+    population = [c for c in seeds if np.isfinite(c.reward)]
+    for _ in range(5):
+        children = stage._offspring(population, search.config)
+        constraints = search.sampler.constraints
+        assert constraints.admits([e.tokens for e in children]).all()
+        assert all(len(e) <= 12 and e.n_constants <= 1 for e in children)
+        assert all(2 in {search.library[t].feature for t in e.tokens} for e in children)
+        population = search.scorer(children)
+
+
+def test_children_keep_the_units():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 2, (100, 2))
+    y = 0.5 * X[:, 0] * X[:, 1] ** 2
+    rule = UnitsRule(data_units(["kg", "m/s"], "J", ["m", "v"]))
+    search = build_search(settings(batch_size=64, random_state=0, n_jobs=1), X, y, None,
+                          torch.device("cpu"), 0, 0, units=rule)
+    stage = search.proposers[1].stage
+    batch = search.sampler.sample(64, search.generator)
+    population = [c for c in search.scorer(batch.expressions(search.library))
+                  if np.isfinite(c.reward)]
+    assert population  # the masks write consistent formulas
+    changed = 0
+    for _ in range(4):
+        children = stage._offspring(population, search.config)
+        assert all(rule.consistent(e) for e in children)
+        changed += sum(e.key not in {c.expression.key for c in population} for e in children)
+        population = [c for c in search.scorer(children) if np.isfinite(c.reward)]
+    assert changed > 0  # not only the parents handed back
+
+
+def test_the_stage_recombines_what_the_batch_holds():
+    """Seeded with two halves of a law, a few generations write the law, which neither
+    seed holds, and the scorer fits it exactly (parents drawn at random: the test is of
+    the recombination, not of the selection, which would let the better half take over)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (200, 4))
+    y = X[:, 0] * X[:, 1] / (X[:, 2] + X[:, 3])
+    search = _search(X, y, genetic_generations=10, genetic_population=40, genetic_elites=5,
+                     tournament_size=1, use_one=False)
+    lib = search.library
+    halves = [Expression.from_names(names, lib, order="prefix") for names in
+              (["mul", "mul", "x0", "x1", "c"], ["div", "c", "add", "x2", "x3"])]
+    seeds = search.scorer(halves * 10)
+    result = search.proposers[1].stage.run(seeds, search.scorer, search.config)
+    assert result.generations == 10 and result.evaluations > 0
+    best = result.elites[0]
+    assert best.loss < 1e-20 * np.var(y)
+    assert all(c.expression.key not in {h.key for h in halves} for c in result.scored)
+
+
+def test_the_loop_records_each_proposer_and_who_wrote_the_answer():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (200, 2))
+    y = X[:, 0] / (X[:, 0] + X[:, 1])
+    model = CADSRRegressor(batch_size=64, n_epochs=3, random_state=0, n_jobs=1,
+                           genetic_generations=2, genetic_population=32,
+                           genetic_elites=8).fit(X, y)
+    first = model.history_[0]
+    assert first["proposed_policy"] == 64 and 0 < first["proposed_genetic"] <= 8
+    assert first["top_policy"] + first["top_genetic"] <= 4  # n_top = ⌈5 % of 64⌉
+    assert model.found_by_ in (POLICY, GENETIC)
+    # the generations' children are counted as scored formulas
+    assert model.n_evaluations_ > 3 * 64
+
+    paper = CADSRRegressor(batch_size=64, n_epochs=3, random_state=0, n_jobs=1,
+                           genetic_generations=0).fit(X, y)
+    assert paper.n_evaluations_ == 3 * 64
+    assert all(h["proposed_genetic"] == 0 for h in paper.history_)
+    assert paper.found_by_ == POLICY
+
+
+def test_genetic_search_is_reproducible():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 3, (150, 2))
+    y = np.sqrt(X[:, 0] ** 2 + X[:, 1] ** 2)
+    params = dict(batch_size=64, n_epochs=4, random_state=3, genetic_generations=2,
+                  genetic_population=32)
+    a = CADSRRegressor(n_jobs=1, **params).fit(X, y)
+    b = CADSRRegressor(n_jobs=2, **params).fit(X, y)
+    assert str(a.expression_) == str(b.expression_)
+    assert [h["best_reward"] for h in a.history_] == [h["best_reward"] for h in b.history_]
+
+
+@pytest.mark.parametrize("bad", [dict(genetic_generations=-1), dict(genetic_population=1),
+                                 dict(crossover_rate=1.5), dict(tournament_size=0)])
+def test_bad_genetic_settings_are_refused(bad):
+    with pytest.raises(ValueError):
+        CADSRRegressor(**bad).fit(np.ones((10, 1)), np.arange(10.0))
+
+
+# ------------------------------------------------------------------- linear leaves
+def test_forward_selection_finds_the_sparse_sum():
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(300, 12))
+    y = 2.0 * B[:, 3] - 0.5 * B[:, 7] + 1.25
+    path = forward_selection(B, y, np.ones(300), n_terms=3)
+    columns, coef = path[1]
+    assert sorted(columns) == [3, 7]
+    assert np.allclose(coef[np.argsort(columns)], [2.0, -0.5]) and np.isclose(coef[-1], 1.25)
+    assert len(path) == 3  # a step per term, up to n_terms
+
+
+def test_linear_leaves_write_a_sum_in_one_epoch():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (300, 4))
+    y = 3.1 * X[:, 0] * X[:, 1] - 1.7 * X[:, 2] / X[:, 3] + 0.4
+    model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1,
+                           genetic_generations=0, linear_terms=3).fit(X, y)
+    assert model.found_by_ == LINEAR and model.stop_reason_ == "tol"
+    assert model.score(X, y) > 1 - 1e-12
+    assert model.history_[0]["proposed_linear"] == 3
+
+
+def test_linear_leaves_keep_the_constant_cap():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (300, 3))
+    y = X[:, 0] + X[:, 1] + X[:, 2]
+    model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1,
+                           max_constants=2, genetic_generations=0, linear_terms=3).fit(X, y)
+    # a sum of three terms needs four constants: only the one-term sum was admitted
+    assert all(h["proposed_linear"] <= 1 for h in model.history_)
+    assert model.best_expression_.n_constants <= 2
+
+
+def test_breadth_first_is_the_searchs_order():
+    library = Library(3)
+    rng = np.random.default_rng(2)
+    for tree in _random_trees(library, 100, rng):
+        assert tuple(breadth_first(tree, library.arity_by_id)) == \
+            Expression.from_prefix(tree, library).tokens
+
+
+def test_a_warm_started_genetic_search_continues_as_one_longer_fit():
+    """The stage's random generator and the proposers are part of the search's state."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, size=(120, 2))
+    y = X[:, 0] ** 2 * np.sin(X[:, 1]) + 0.5 * X[:, 0]
+    params = dict(batch_size=48, ff_dim=32, max_length=14, steps_per_epoch=1, random_state=0,
+                  tol=0.0, n_jobs=1, genetic_generations=2, genetic_population=32,
+                  linear_terms=2)
+    whole = CADSRRegressor(n_epochs=5, **params).fit(X, y)
+    model = CADSRRegressor(n_epochs=3, warm_start=True, **params).fit(X, y)
+    model.set_params(n_epochs=2).fit(X, y)
+    assert [h["best_reward"] for h in model.history_] == [h["best_reward"] for h in whole.history_]
+    assert model.best_expression_.key == whole.best_expression_.key
+    assert model.found_by_ == whole.found_by_
+
+
+def test_the_formula_file_keeps_who_wrote_the_answer(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (200, 2))
+    y = 2.5 * X[:, 0] * X[:, 1] + 0.5
+    model = CADSRRegressor(batch_size=48, n_epochs=2, random_state=0, n_jobs=1,
+                           linear_terms=2).fit(X, y)
+    model.save_formula(tmp_path / "model.json")
+    loaded = CADSRRegressor.load_formula(tmp_path / "model.json")
+    assert loaded.found_by_ == model.found_by_ == LINEAR
+    text = (tmp_path / "model.json").read_text().replace('"found_by": "linear"', '"found_by": 3')
+    (tmp_path / "bad.json").write_text(text)
+    with pytest.raises(ValueError, match="found_by"):
+        CADSRRegressor.load_formula(tmp_path / "bad.json")
