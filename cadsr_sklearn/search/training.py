@@ -310,12 +310,13 @@ def _epoch(search: SearchParts) -> "EpochRecord":
     proposals: list[Proposal] = []
     for proposer in search.proposers:
         if proposer.active(config):
-            proposals.append(proposer.propose(search, proposals))
+            proposal = proposer.propose(search, proposals)
+            for cand in proposal.scored:  # before the next proposer refits any of them
+                if cand.origin is None:  # the first proposer to write a formula
+                    cand.origin = proposal.origin
+            proposals.append(proposal)
     proposed_at = time.perf_counter()
     for proposal in proposals:
-        for cand in proposal.scored:
-            if cand.origin is None:  # the first proposer to write a formula
-                cand.origin = proposal.origin
         state.n_evaluations += proposal.evaluations
         state.call.evaluations += proposal.evaluations
     sampled, batch = proposals[0], proposals[0].batch  # the policy's, always first
