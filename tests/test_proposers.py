@@ -234,3 +234,14 @@ def test_the_formula_file_keeps_who_wrote_the_answer(tmp_path):
     (tmp_path / "bad.json").write_text(text)
     with pytest.raises(ValueError, match="found_by"):
         CADSRRegressor.load_formula(tmp_path / "bad.json")
+
+
+def test_linear_leaves_take_the_new_rows_of_a_warm_start():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (200, 2))
+    model = CADSRRegressor(batch_size=48, n_epochs=1, random_state=0, n_jobs=1, tol=0.0,
+                           linear_terms=2, warm_start=True).fit(X, 2.0 * X[:, 0] * X[:, 1])
+    X_new = rng.uniform(1, 5, (150, 2))
+    y_new = 3.0 * X_new[:, 0] / X_new[:, 1] + 1.0
+    model.set_params(tol=1e-20).fit(X_new, y_new)  # the basis is built on the new rows
+    assert model.score(X_new, y_new) > 1 - 1e-12

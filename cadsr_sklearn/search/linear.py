@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,13 +44,13 @@ __all__ = ["LinearCombinations", "Term", "forward_selection"]
 SUBTREE_SOURCES = 10
 
 
+@dataclass(frozen=True)
 class Term:
     """One basis column: a sub-tree in preorder, its constants (preorder) and its values."""
 
-    __slots__ = ("prefix", "constants", "values")
-
-    def __init__(self, prefix: list[int], constants: list[float], values: np.ndarray) -> None:
-        self.prefix, self.constants, self.values = prefix, constants, values
+    prefix: list[int]
+    constants: list[float]
+    values: np.ndarray  # (n,) on the constant fit's rows
 
 
 def forward_selection(B: np.ndarray, y: np.ndarray, sqrt_w: np.ndarray,
@@ -89,6 +90,11 @@ class LinearCombinations:
     def __init__(self, library: Library, max_length: int) -> None:
         self.library, self.max_length = library, max_length
         self._features: list[Term] | None = None  # the features, products, ratios
+        self._features_of: np.ndarray | None = None  # the rows they were computed on
+
+    def __getstate__(self) -> dict:
+        # the basis is a function of the rows: computed again, not kept in a checkpoint
+        return dict(self.__dict__, _features=None, _features_of=None)
 
     def active(self, config: TrainingSettings) -> bool:
         return config.linear_terms > 0 and self.library.const_id is not None
@@ -114,8 +120,9 @@ class LinearCombinations:
                         seconds=time.perf_counter() - start)
 
     def _feature_terms(self, X: np.ndarray) -> list[Term]:
-        """x_j, x_i·x_j (i ≤ j) and x_i/x_j (i ≠ j), finite on every row; built once."""
-        if self._features is None:
+        """x_j, x_i·x_j (i ≤ j) and x_i/x_j (i ≠ j), finite on every row; built once for
+        the rows ``X`` (a warm start on new data brings new rows)."""
+        if self._features_of is not X:
             lib = self.library
             var = [int(v) for v in lib.variable_ids]
             mul = lib.index("mul") if "mul" in lib.names else None
@@ -130,6 +137,7 @@ class LinearCombinations:
                         if vb != va:
                             terms.append(Term([div, va, vb], [], xa / X[:, lib[vb].feature]))
             self._features = [t for t in terms if np.all(np.isfinite(t.values))]
+            self._features_of = X
         return self._features
 
     def _subtrees(self, sources: list[Candidate], X: np.ndarray) -> list[Term]:
