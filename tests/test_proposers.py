@@ -2,6 +2,8 @@
 children keep the sampler's rules, recombination writes what neither parent holds, and the
 loop takes its children in) and the linear leaves."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -245,3 +247,21 @@ def test_linear_leaves_take_the_new_rows_of_a_warm_start():
     y_new = 3.0 * X_new[:, 0] / X_new[:, 1] + 1.0
     model.set_params(tol=1e-20).fit(X_new, y_new)  # the basis is built on the new rows
     assert model.score(X_new, y_new) > 1 - 1e-12
+
+
+def test_linear_leaves_on_columns_of_extreme_scale_raise_no_warning():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(1, 5, 100), 10.0 ** rng.uniform(-200, -150, 100)])
+    y = 2.0 * X[:, 0] + 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = CADSRRegressor(batch_size=48, n_epochs=2, random_state=0, n_jobs=1,
+                               genetic_generations=1, genetic_population=16,
+                               linear_terms=3).fit(X, y)
+    assert model.score(X, y) > 1 - 1e-9
+    # x0/x1 is 1e150 and more: its square overflows, and the column is left out
+    B = np.column_stack([X[:, 0], X[:, 0] / X[:, 1]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        [(columns, coef)] = forward_selection(B, y, np.ones(100), n_terms=2)
+    assert columns == [0] and np.allclose(coef, [2.0, 1.0])

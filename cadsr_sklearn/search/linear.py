@@ -62,23 +62,31 @@ def forward_selection(B: np.ndarray, y: np.ndarray, sqrt_w: np.ndarray,
     """
     n, p = B.shape
     ones = np.ones((n, 1))
-    Bw, yw = B * sqrt_w[:, None], y * sqrt_w
-    norms = np.linalg.norm(Bw - Bw.mean(0), axis=0)
-    usable = norms > 1e-12 * max(1.0, float(norms.max(initial=0.0)))
     chosen: list[int] = []
     path = []
-    residual = yw - yw.mean()
-    for _ in range(min(n_terms, int(usable.sum()))):
-        score = np.abs((Bw - Bw.mean(0)).T @ residual) / np.where(usable, norms, np.inf)
-        score[chosen] = -np.inf
-        best = int(np.argmax(score))
-        if not np.isfinite(score[best]) or score[best] <= 0:
-            break
-        chosen.append(best)
-        design = np.hstack([B[:, chosen], ones]) * sqrt_w[:, None]
-        coef, *_ = np.linalg.lstsq(design, yw, rcond=None)
-        residual = yw - design @ coef
-        path.append((list(chosen), coef))
+    with np.errstate(all="ignore"):  # a column of 1e200s overflows its norm: it is not used
+        Bw, yw = B * sqrt_w[:, None], y * sqrt_w
+        centred = Bw - Bw.mean(0)
+        norms = np.linalg.norm(centred, axis=0)
+        finite = np.isfinite(norms)
+        usable = finite & (norms > 1e-12 * max(1.0, float(norms[finite].max(initial=0.0))))
+        residual = yw - yw.mean()
+        for _ in range(min(n_terms, int(usable.sum()))):
+            score = np.where(usable, np.abs(centred.T @ residual) / norms, -np.inf)
+            score[chosen] = -np.inf
+            best = int(np.argmax(score))
+            if not np.isfinite(score[best]) or score[best] <= 0:
+                break
+            chosen.append(best)
+            design = np.hstack([B[:, chosen], ones]) * sqrt_w[:, None]
+            try:
+                coef, *_ = np.linalg.lstsq(design, yw, rcond=None)
+            except np.linalg.LinAlgError:  # SVD did not converge: the path ends here
+                break
+            if not np.all(np.isfinite(coef)):
+                break
+            residual = yw - design @ coef
+            path.append((list(chosen), coef))
     return path
 
 
