@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import sympy
 import torch
 
 from cadsr_sklearn import CADSRRegressor
@@ -265,3 +266,29 @@ def test_linear_leaves_on_columns_of_extreme_scale_raise_no_warning():
         warnings.simplefilter("error")
         [(columns, coef)] = forward_selection(B, y, np.ones(100), n_terms=2)
     assert columns == [0] and np.allclose(coef, [2.0, 1.0])
+
+
+@pytest.mark.parametrize("rows", [300, 3000])
+def test_ctrl_c_in_the_genetic_stage_returns_the_best_so_far(monkeypatch, rows):
+    """A Ctrl-C in the third epoch's genetic stage: the fit returns the best model so far,
+    and the formula it shows predicts what the model predicts."""
+    from cadsr_sklearn.search.genetic import GeneticStage
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (rows, 2))
+    y = X[:, 0] ** 2 * np.sin(X[:, 1]) + 0.5 * X[:, 0]
+    calls = []
+    offspring = GeneticStage._offspring
+
+    def interrupted(self, population, config):
+        calls.append(True)
+        if len(calls) == 5:  # the third epoch's first generation (two a epoch)
+            raise KeyboardInterrupt
+        return offspring(self, population, config)
+
+    monkeypatch.setattr(GeneticStage, "_offspring", interrupted)
+    model = CADSRRegressor(batch_size=48, n_epochs=6, random_state=0, n_jobs=1, tol=0.0,
+                           genetic_generations=2, genetic_population=32).fit(X, y)
+    assert model.interrupted_ and model.n_epochs_ == 2
+    shown = sympy.lambdify(sympy.symbols("x0 x1"), model.sympy())(X[:, 0], X[:, 1])
+    np.testing.assert_allclose(model.predict(X), shown, rtol=1e-9)

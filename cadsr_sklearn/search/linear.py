@@ -60,8 +60,7 @@ def forward_selection(B: np.ndarray, y: np.ndarray, sqrt_w: np.ndarray,
     Returns, for each step 1 … ``n_terms``, the chosen columns and the weighted
     least-squares coefficients (intercept last).
     """
-    n, p = B.shape
-    ones = np.ones((n, 1))
+    ones = np.ones((B.shape[0], 1))
     chosen: list[int] = []
     path = []
     with np.errstate(all="ignore"):  # a column of 1e200s overflows its norm: it is not used
