@@ -35,6 +35,7 @@ from .reporting.progress import Progress
 from .front.rows import GuessRow
 from .search.guesses import formula_row, guess_rows, seed_search
 from .scoring.rewards import sample_size
+from .search.interruption import reported
 from .search.session import check_found, run_session
 from .search.build import build_search
 from .settings import SearchSettings
@@ -279,10 +280,11 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         test (:mod:`cadsr_sklearn.search.refinement.snapping`): ``x0 - 0.99647`` becomes ``x0 - 1``
         where the data cannot tell them apart. Not in the paper; ``False``
         keeps every constant as fitted (as :attr:`unsnapped_expression_` does).
-    model_selection : {"reward", "accuracy", "score", "cv"}, default="reward"
+    model_selection : {"criterion", "accuracy", "score", "cv"}, default="criterion"
         Which formula of the Pareto front :attr:`expression_`,
-        :attr:`best_expression_` and ``predict`` use: "reward" τ*, the one the
-        ``criterion`` ranks highest (the paper's choice); "accuracy" the lowest
+        :attr:`best_expression_` and ``predict`` use: "criterion" τ*, the one
+        the ``criterion`` ranks highest (the paper's choice; "reward", its
+        former name, is accepted and means the same); "accuracy" the lowest
         training loss; "score" PySR's rule; "cv" the simplest within one
         standard error of the lowest cross-validated error (column ``cv_loss``;
         see :ref:`choosing-from-the-front`). ``index=`` uses any other row. It
@@ -332,7 +334,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     ----------
     expression_ : sympy.Expr
         The selected formula (``model_selection``; by default τ*, the highest
-        reward seen), in the feature names, its constants at full precision;
+        ``criterion`` seen), in the feature names, its constants at full precision;
         with ``simplify``, its shortest form equal to it on the training rows.
     best_expression_ : Expression
         The same formula as a token tree with fitted constants (and the fixed
@@ -340,7 +342,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     unsnapped_expression_ : Expression
         τ* as the search and pruning left it, every constant as fitted, before
         snapping; the same tree as :attr:`best_expression_` when nothing was
-        snapped and ``model_selection="reward"``.
+        snapped and ``model_selection="criterion"``.
     equations_ : pandas.DataFrame or list of dict
         The Pareto front of the hall of fame, simplest first: each row has a
         strictly lower training loss than every row above it. Columns:
@@ -375,9 +377,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         :attr:`pareto_front_` is these rows with the one ``model_selection``
         chooses marked ``selected``.
     selections_ : dict of str to int
-        The row of the front each rule of ``model_selection`` chooses
-        (``"cv"`` only after a fit with it, or for a front of one row): what
-        lets ``model_selection`` change after the fit.
+        The row of the front each rule of ``model_selection`` chooses, by the
+        rule's name (``"criterion"``, ``"accuracy"``, ``"score"``; ``"cv"`` only
+        after a fit with it, or for a front of one row): what lets
+        ``model_selection`` change after the fit.
     target_names_ : list of str
         The name of each target: a pandas or polars Series' name, a
         DataFrame's column names, else ``["y"]`` (``["y0", "y1", …]``); shown
@@ -473,7 +476,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         # the user's hypotheses
         guesses=None,
         # the answer
-        prune=True, snap_constants=True, model_selection="reward", simplify=True,
+        prune=True, snap_constants=True, model_selection="criterion", simplify=True,
         # running
         device="auto", n_jobs=None, random_state=None, verbose=0, warm_start=False,
         checkpoint=None, checkpoint_every=60.0, keep_candidates=False,
@@ -643,7 +646,6 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         # run
         saver = SearchSaver(settings.checkpoint, self.checkpoint_every, fingerprint,
                             self.warm_start, self.symbol_names_)
-        self.search_state_ = None
         progress = partial(Progress, settings.training.n_epochs, settings.training.max_time,
                            self.verbose, search.y_variance, self.symbol_names_, X,
                            target=names[0])
@@ -653,11 +655,11 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
 
         # keep its record: the front, each rule's row, how the search went
         kept_candidates = search.scorer.cache.values() if self.keep_candidates else None
-        self._keep(record_search(result, X, y, sample_weight, self.symbol_names_, report,
-                                 y_variance=search.y_variance,
-                                 fitted_rows=search.final_scorer.fitted_rows,
-                                 keep=[self.symbol_names_[i] for i in required],
-                                 candidates=kept_candidates), drop=("candidates_",))
+        record = partial(record_search, result, X, y, sample_weight, self.symbol_names_,
+                         y_variance=search.y_variance,
+                         keep=[self.symbol_names_[i] for i in required],
+                         candidates=kept_candidates)
+        self._keep(reported(result, record, report), drop=("candidates_",))
         self.guesses_ = guesses
         return self
 

@@ -227,7 +227,11 @@ class FittedModelMixin:
         to continue (``warm_start``) and no ``candidates_``. Raises ValueError,
         naming the file and the reason, for a file that is not a formula file
         (a pickle or joblib file is refused unread), one from a later schema,
-        or one whose formulas use an operator that is not registered.
+        one whose formulas use an operator that is not registered, one that is
+        malformed, and one that was corrupted or edited: whose checksum no longer
+        matches, or where a row's tree, SymPy form and text disagree at its probe
+        points (the message names the row; see
+        :mod:`cadsr_sklearn.reporting.formula_checks`).
         """
         from .reporting.formula_file import load_model
 

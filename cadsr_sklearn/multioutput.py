@@ -18,7 +18,6 @@ how the estimator's ``expression_``, ``predict``, ``sympy``… become lists).
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .front.fitted import FittedFront
+from .user_warning import warn_user
 
 __all__ = ["PER_OUTPUT", "fit_outputs", "JoinedOutputs", "Output", "outputs_of",
            "each_output", "target_columns"]
@@ -114,10 +114,9 @@ def _fit_for_one_epoch(fit_one: Callable, output, fit_args: tuple) -> None:
 
 
 def _warn_outputs_left(interrupted: str, left: list[str]) -> None:
-    warnings.warn(f"Ctrl-C stopped the search of {interrupted}; the outputs after it "
-                  f"({', '.join(left)}) were searched for one epoch only, so that each has a "
-                  f"formula. Fit again to search them fully.", RuntimeWarning,
-                  stacklevel=6)  # the caller of fit: past fit_outputs, _fit, fit, sklearn's
+    warn_user(f"Ctrl-C stopped the search of {interrupted}; the outputs after it "
+              f"({', '.join(left)}) were searched for one epoch only, so that each has a "
+              f"formula. Fit again to search them fully.", RuntimeWarning)
 
 
 @dataclass(frozen=True)

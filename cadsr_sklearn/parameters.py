@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .sampling.policy import ATTENTIONS, POSITION_ENCODINGS
 from .scoring.rewards import BIC_VARIANCES, CRITERIA, LIKELIHOODS, REWARDS
-from .front.selection import RULES
+from .front.selection import ALIASES, RULES
 from .search.training import POLICY_UPDATES
 
 __all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "required_columns"]
@@ -85,7 +85,8 @@ PARAMETER_CONSTRAINTS: dict = {
     "mutation_rate": [Interval(Real, 0, 1, closed="both")],
     "tournament_size": [Interval(Integral, 1, None, closed="left")],
     "linear_terms": [Interval(Integral, 0, None, closed="left")],
-    "model_selection": [StrOptions(set(RULES))],
+    # an alias is a value in its own right, not deprecated: it behaves as its rule
+    "model_selection": [StrOptions(set(RULES) | set(ALIASES))],
     "simplify": ["boolean"],
     "device": [str, torch.device],
     "n_jobs": [

@@ -12,11 +12,11 @@ and enough observations for the constants a formula may fit
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight
 
+from .user_warning import warn_user
 from .scoring.scorer import MIN_RESIDUAL_DOF, ROWS_PER_CONSTANT, constant_cap, fittable_constants
 
 __all__ = ["SmallDataWarning", "check_numeric_target", "with_numeric_hint",
@@ -127,9 +127,9 @@ def warn_if_small(n_rows: float, max_constants: int | str, weighted: bool = Fals
     auto = "" if max_constants == "auto" else (
         f"set max_constants='auto' (a third of the rows, {fittable_constants('auto', n_rows)} "
         "here) to search only what the data can determine; ")
-    warnings.warn(
+    warn_user(
         f"Only {n_rows:g} rows{weights} for a search whose formulas may fit up to "
         f"{cap} constants{held_to}: few rows are left to judge a formula by. Read the "
         f"whole front (equations_), not one formula; {auto}judge the choice on rows the fit "
         "did not see; and bring more rows where you can.",
-        SmallDataWarning, stacklevel=5)  # the caller of fit, past _fit and sklearn's _fit_context
+        SmallDataWarning)

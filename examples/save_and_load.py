@@ -68,4 +68,4 @@ print(
     "re-evaluated from the text, max difference:", float(np.max(np.abs(again - model.predict(X))))
 )
 print("LaTeX:", model.latex())
-print("the same expression in the CLI:  cadsr show model.joblib  (or law.json)")
+print("the same expression in the CLI:  cadsr show law.json  (or model.joblib)")

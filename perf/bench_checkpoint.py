@@ -9,6 +9,7 @@ run pays once per ``checkpoint_every`` interval. Prints a table and, as its fina
 JSON object.
 
     python perf/bench_checkpoint.py [--epochs 30,120,300] [--seed 0] [--repeats 3]
+    python perf/bench_checkpoint.py --smoke    # a tiny search of 2 and 4 epochs: that it runs
 """
 
 import argparse
@@ -38,11 +39,18 @@ def main() -> None:
     parser.add_argument("--epochs", default="30,120,300")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    tiny = dict(batch_size=32, ff_dim=32, max_length=14) if args.smoke else {}
+    if args.smoke:
+        args.epochs, args.repeats = "2,4", 1
     stages = [int(e) for e in args.epochs.split(",")]
 
-    data = get_problem("Feynman-II.11.3").sample(seed=args.seed, noise=0.1, n_train=2000)
-    model = CADSRRegressor(tol=0.0, random_state=args.seed, device="cpu", warm_start=True)
+    data = get_problem("Feynman-II.11.3").sample(seed=args.seed, noise=0.1,
+                                                 n_train=200 if args.smoke else 2000)
+    model = CADSRRegressor(tol=0.0, random_state=args.seed, device="cpu", warm_start=True,
+                           **tiny)
     rows, done = [], 0
     print(f"{'epochs':>7}{'cached':>9}{'MB':>8}{'write s':>9}{'read s':>8}{'epoch s':>9}")
     for target in stages:

@@ -13,6 +13,7 @@ Usage::
 
     python perf/bench_constants.py [--runs 7] [--n-expr 1000] [--rows 1000]
         [--configs default,threads2,screen256,screen256-threads2,uniform01,ones,restart1,nfev30]
+    python perf/bench_constants.py --smoke     # 60 expressions, 300 rows, one run: that it runs
 
 Prints a table, then as its final line a JSON object with the median seconds.
 """
@@ -85,7 +86,7 @@ def run_once(exprs, X, y, reward, options):
     w0, c0 = time.perf_counter(), time.process_time()
     fitter = ConstantFitter(X, y, const_fit_samples=1000, random_state=0, **options)
     screen = fitter.screening_fitter(screen_rows) if screen_rows else None
-    scorer = Scorer(fitter, reward, lambda y_pred: 0.0, X, screen=screen, n_full_refits=100)
+    scorer = Scorer(fitter, reward, X, screen=screen, n_full_refits=100)
     candidates = scorer(exprs)
     w1, c1 = time.perf_counter(), time.process_time()
     rewards = np.array([c.reward for c in candidates])
@@ -101,7 +102,11 @@ def main(argv=None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--configs", default="default,threads2,screen256,screen256-threads2",
                         help=f"comma-separated, from {','.join(CONFIGS)}")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.runs, args.n_expr, args.rows = 1, 60, 300
     names = args.configs.split(",")
 
     library = Library(1)

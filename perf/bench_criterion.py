@@ -8,6 +8,7 @@ cases: Feynman II.11.3 at 2000 noisy rows, and Nguyen-7 at its 20 rows. Prints a
 its final line, a JSON object.
 
     python perf/bench_criterion.py [--repeats 5]
+    python perf/bench_criterion.py --smoke     # B = 50, 200 and 20 rows, once: that it runs
 """
 
 import argparse
@@ -25,6 +26,7 @@ from cadsr_sklearn.search.build import build_search
 from cadsr_sklearn.settings import SearchSettings
 
 CASES = (("Feynman-II.11.3", 2000), ("Nguyen-7", 20))
+BATCH = 500
 
 
 def milliseconds(score, scored, repeats: int) -> float:
@@ -41,15 +43,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    cases, batch_size = CASES, BATCH
+    if args.smoke:
+        cases, batch_size, args.repeats = (("Feynman-II.11.3", 200), ("Nguyen-7", 20)), 50, 1
     warnings.simplefilter("ignore")  # the small-table advice for Nguyen's 20 rows
     results = []
-    for problem, rows in CASES:
+    for problem, rows in cases:
         data = get_problem(problem).sample(seed=0, noise=0.1, n_train=rows)
         search = build_search(SearchSettings.from_params(CADSRRegressor(n_jobs=1).get_params()),
                               data.X_train, data.y_train,
                               None, torch.device("cpu"), 0, 0)
-        batch = search.sampler.sample_unique(500, 2.0, search.generator)
+        batch = search.sampler.sample_unique(batch_size, 2.0, search.generator)
         fitted = search.scorer.fitter.fit(batch.expressions(search.library))
         scored = [(e, e.evaluate(data.X_train)) for e in fitted]
         scored = [(e, y) for e, y in scored if np.all(np.isfinite(y))]

@@ -14,6 +14,8 @@ versions to compare::
 
     python perf/bench_custom_operators.py
     PYTHONPATH=/path/to/old/checkout python perf/bench_custom_operators.py
+
+``--smoke`` fits 20 formulas on 50 rows once: that the script runs.
 """
 
 from __future__ import annotations
@@ -83,7 +85,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--n-expr", type=int, default=200)
     parser.add_argument("--rows", type=int, default=200)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.n_expr, args.rows = 1, 20, 50
 
     x = np.linspace(-1, 3, args.rows)
     X, y = x[:, None], 2.5 * np.exp(-(1.3 * x - 2) ** 2)

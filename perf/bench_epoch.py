@@ -23,6 +23,7 @@ JSON object.
 
     python perf/bench_epoch.py [--case realistic] [--epochs 30] [--seeds 0,1,2] [--n-jobs 1]
                                [--param criterion=reward ...] [--units]
+    python perf/bench_epoch.py --smoke     # a tiny policy and batch, 3 epochs: that it runs
 
 The device is the CPU unless ``--param device=cuda`` says otherwise.
 
@@ -47,6 +48,12 @@ CASES = {
 }
 
 
+#: --smoke: a tiny policy and batch on 200 rows, for 3 epochs of one seed, and none of the
+#: stage after the loop (which this does not time).
+SMOKE = dict(rows=200, params=dict(batch_size=32, ff_dim=32, max_length=14, prune=False,
+                                   snap_constants=False, simplify=False))
+
+
 def epochs_of_one_fit(case: dict, seed: int, n_epochs: int, n_jobs: int | None,
                       params: dict, units: bool = False) -> list[dict]:
     problem = get_problem(case["problem"])
@@ -69,10 +76,15 @@ def main() -> None:
                         help="estimator parameters to set (the CLI's syntax)")
     parser.add_argument("--units", action="store_true",
                         help="fit with the problem's physical units (the AI-Feynman table)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
     params = estimator_params(args.param)
-    seeds = [int(s) for s in args.seeds.split(",")]
     case = CASES[args.case]
+    if args.smoke:
+        args.epochs, args.seeds = 3, "0"
+        case, params = dict(case, rows=SMOKE["rows"]), {**SMOKE["params"], **params}
+    seeds = [int(s) for s in args.seeds.split(",")]
 
     history = [h for seed in seeds
                for h in epochs_of_one_fit(case, seed, args.epochs, args.n_jobs, params,

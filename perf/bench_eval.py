@@ -19,6 +19,7 @@ finite outputs, for scripts that collect benchmark results.
 Usage::
 
     python perf/bench_eval.py [--n-expressions 1000] [--n-rows 1000] [--repeats 7]
+    python perf/bench_eval.py --smoke     # 50 expressions on 100 rows, once: that it runs
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--max-nodes", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.n_expressions, args.n_rows, args.repeats = 50, 100, 1
 
     try:  # torch is not used here, but keep it on one thread if something imports it
         import torch

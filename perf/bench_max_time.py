@@ -11,6 +11,7 @@ reporting (simplifying the front for display, outside it). Prints a table and,
 as its final line, a JSON object.
 
     python perf/bench_max_time.py [--budgets 1,2,5] [--repeats 3]
+    python perf/bench_max_time.py --smoke     # one fit of 0.5 s: that it runs
 """
 
 import argparse
@@ -40,7 +41,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budgets", default="1,2,5")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.budgets, args.repeats = "0.5", 1
     rows = [one_fit(float(b), seed) for b in args.budgets.split(",")
             for seed in range(args.repeats)]
     print(f"{'budget':>7} {'stop':>9} {'epochs':>6} {'search':>7} {'longest':>8} {'wall':>7} "

@@ -14,6 +14,7 @@ the median over ``--repeats`` timings of ``--calls`` calls:
 Prints a table of nanoseconds per element and, as its final line, a JSON object.
 
     python perf/bench_operators.py [--rows 4096] [--calls 300] [--repeats 7]
+    python perf/bench_operators.py --smoke     # 256 rows, 3 calls, once: that it runs
 """
 
 from __future__ import annotations
@@ -80,7 +81,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=4096)
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     options = parser.parse_args()
+    if options.smoke:
+        options.rows, options.calls, options.repeats = 256, 3, 1
     rng = np.random.default_rng(0)
     a = rng.uniform(0.5, 5, options.rows)
     b = rng.uniform(-3, 3, options.rows)

@@ -5,6 +5,7 @@ Library(5) (5 binary, 5 unary, x0..x4, 1, c), B=1000, oversampling 2.  The
 policy is untrained (freshly initialised), as in the first epoch.
 
     python perf/bench_sampling.py [--runs 15] [--threads 1] [--profile]
+    python perf/bench_sampling.py --smoke     # B = 50, twice: that it runs
 
 One torch thread by default: the tensors are small, and on a shared 2-core
 machine a second OpenMP thread mostly waits (measured 3–6× slower under load,
@@ -45,7 +46,11 @@ def main() -> None:
     parser.add_argument("--position-encoding", default="dpe", choices=["dpe", "1d"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", action="store_true", help="print torch.profiler's top ops")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.batch_size, args.runs = 50, 2
     if args.threads:
         torch.set_num_threads(args.threads)
 

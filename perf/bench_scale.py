@@ -14,7 +14,8 @@ and, as its final line, a JSON object.
                                [--param row_batch=None ...]
 
 ``--param`` passes estimator parameters (``row_batch=None`` scores every formula on every
-row, as before row batches; ``n_epochs=8`` a fixed number of epochs).
+row, as before row batches; ``n_epochs=8`` a fixed number of epochs). ``--smoke`` runs two
+epochs of a tiny search on 200 rows: that the script runs.
 """
 
 import argparse
@@ -83,7 +84,12 @@ def main() -> None:
     parser.add_argument("--param", nargs="+", default=[], metavar="KEY=VALUE",
                         help="estimator parameters, e.g. row_batch=None n_epochs=8")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.rows, args.max_time = [200], 10.0
+        args.param = ["n_epochs=2", "batch_size=32", "ff_dim=32", "max_length=14", *args.param]
 
     if args.child:  # one size, in a fresh process
         print(json.dumps(run_one(args.rows[0], args.max_time, args.seed, args.param)))

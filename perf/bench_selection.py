@@ -15,6 +15,7 @@ Three commands::
         --seeds 0-2 --max-time 60 --n-jobs 2 --out sel/        # fits, one JSON line each
     python perf/bench_selection.py report sel/                  # the tables
     python perf/bench_selection.py reselect sel/                # other criteria, same fronts
+    python perf/bench_selection.py --smoke      # all three on one tiny fit: that they run
 
 ``fit`` writes ``fits.jsonl`` (one line per fit: the front, each row's verdict, the chosen
 row) and, with ``--keep-models``, each fitted model (joblib) beside it. ``reselect``
@@ -332,10 +333,25 @@ def command_reselect(args) -> None:
         print(outcome_table(judged, lambda r, n=name: chosen_by[n][_fit_key(r)]))
 
 
+def smoke() -> None:
+    """The three commands on one tiny fit (Nguyen-1, 20 rows, two epochs of a tiny
+    search), in a scratch folder: that they run."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        main(["fit", "--problems", "Nguyen-1", "--rows", "20", "--noise", "0", "--seeds", "0",
+              "--max-time", "10", "--n-jobs", "1", "--keep-models", "--out", folder,
+              "--params", "n_epochs=2", "batch_size=32", "ff_dim=32", "max_length=14"])
+        main(["report", "--misses", folder])
+        main(["reselect", folder])
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
+    sub = parser.add_subparsers(dest="command")
     fit = sub.add_parser("fit", help="run the fits")
     fit.add_argument("--suite", nargs="*", choices=SUITES)
     fit.add_argument("--problems", nargs="*")
@@ -354,6 +370,11 @@ def main(argv=None) -> None:
     reselect = sub.add_parser("reselect", help="other criteria on the same fronts")
     reselect.add_argument("folders", nargs="+")
     args = parser.parse_args(argv)
+    if args.smoke:
+        smoke()
+        return
+    if args.command is None:
+        parser.error("give a command: fit, report or reselect")
     {"fit": command_fit, "report": command_report, "reselect": command_reselect}[
         args.command](args)
 

@@ -10,6 +10,7 @@ the rest — the mean tree length, and the median sampling time over ``--runs``
 draws of each::
 
     python perf/bench_units.py [--runs 5] [--batch-size 500]
+    python perf/bench_units.py --smoke     # two problems, B = 50, once: that it runs
 
 The first epoch is the hardest case: training moves the policy towards trees
 that pass. ``history_["units_rejected_fraction"]`` of a fit shows the share
@@ -52,7 +53,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.batch_size = 1, 50
     torch.set_num_threads(1)
     rows = []
     for problem in get_suite("feynman"):
@@ -61,6 +66,8 @@ def main() -> None:
         units = parse_units(list(problem.units), problem.target_units, problem.variables)
         if not units.constrains:
             continue
+        if args.smoke and len(rows) == 2:
+            break
         library = Library(len(problem.variables), problem.binary_operators,
                           problem.unary_operators)
         samplers = {"without": _sampler(library, None, 0), "with": _sampler(library, units, 0)}

@@ -8,6 +8,7 @@ budgets of issue 42 on ten seeds (about 30 s per seed and budget on two cores)::
 
     python perf/check_small_budgets.py                       # 6×64 and 3×32, seeds 0–9
     python perf/check_small_budgets.py --budgets 6x64 --seeds 0-2
+    python perf/check_small_budgets.py --smoke     # 1x16 of a tiny policy, seed 0: that it runs
 
 It prints one line per (budget, seed) with the checks that did not pass, and exits
 non-zero when any did not.
@@ -40,7 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budgets", nargs="+", type=_budget, default=[(6, 64), (3, 32)],
                         help="n_epochs x batch_size (default: 6x64 3x32)")
     parser.add_argument("--seeds", type=_seeds, default=_seeds("0-9"), help="e.g. 0-9")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args(argv)
+    tiny = dict(ff_dim=32, max_length=14) if args.smoke else {}
+    if args.smoke:
+        args.budgets, args.seeds = [(1, 16)], [0]
 
     from sklearn.utils.estimator_checks import check_estimator
 
@@ -51,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed in args.seeds:
             start = time.perf_counter()
             estimator = CADSRRegressor(n_epochs=n_epochs, batch_size=batch_size,
-                                       random_state=seed, device="cpu")
+                                       random_state=seed, device="cpu", **tiny)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 results = check_estimator(estimator, on_fail=None)

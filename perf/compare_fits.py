@@ -8,6 +8,7 @@ constants) and compares. Run it once per version with ``--dump``, then ``--compa
     PYTHONPATH=/path/to/old/checkout python perf/compare_fits.py --dump old.npz
     python perf/compare_fits.py --dump new.npz
     python perf/compare_fits.py --compare old.npz new.npz
+    python perf/compare_fits.py --smoke     # both steps on 20 formulas of this version
 
 "Both converge" means both fits succeeded and their training costs agree to 1e-6
 relative (the same local minimum); there the constants should agree to 1e-8.
@@ -76,7 +77,18 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--rows", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:  # this version against itself, in a scratch folder
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            paths = [str(Path(folder) / name) for name in ("a.npz", "b.npz")]
+            for path in paths:
+                dump(path, 20, 50, args.seed)
+            compare(*paths)
+        return
     if args.dump:
         dump(args.dump, args.n, args.rows, args.seed)
     if args.compare:

@@ -10,6 +10,7 @@ unsolved fit counted as twice the budget: one number for "solves more, sooner") 
 test R². With ``--per-problem``, also each problem's solved count and median fit time per file.
 
     python perf/compare_options.py --budget 30 base.csv arity.csv length.csv
+    python perf/compare_options.py --smoke     # two files of the experiments log: that it runs
 """
 
 import argparse
@@ -19,6 +20,9 @@ from pathlib import Path
 
 from cadsr_sklearn.benchmarks.results import read_results
 
+#: --smoke's files: an A/B of the experiments log (docs/experiments/policy-options.md).
+SMOKE_FILES = [Path(__file__).resolve().parent.parent / "docs" / "experiments" / "policy_options"
+               / name for name in ("screen_base.csv", "screen_arity.csv")]
 DSR_ALWAYS = ["Nguyen-1", "Nguyen-2", "Nguyen-3", "Nguyen-4", "Nguyen-6", "Nguyen-9",
               "Nguyen-10", "Nguyen-11"]
 SUITES = ("Nguyen", "Constant", "Feynman")
@@ -63,10 +67,16 @@ def per_problem(paths: list[Path]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="+", type=Path)
-    parser.add_argument("--budget", type=float, required=True, help="--max-time of the runs (s)")
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--budget", type=float, help="--max-time of the runs (s)")
     parser.add_argument("--per-problem", action="store_true")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.files, args.budget, args.per_problem = SMOKE_FILES, 30.0, True
+    if not args.files or args.budget is None:
+        parser.error("give the result files and --budget")
     print(f"{'setting':<16}{'fits':>5}{'solved':>9}{'Nguyen':>9}{'Constant':>10}{'Feynman':>9}"
           f"{'DSR-8':>7}{'median t':>10}{'PAR2':>7}{'R² med':>9}")
     for path in args.files:

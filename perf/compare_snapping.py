@@ -9,6 +9,7 @@ rounding), the median test R² and the median SymPy size of the reported formula
 after, and the fits whose verdict changed.
 
     python perf/compare_snapping.py feyn_g0.1.csv feyn_g0.01.csv const_g0.1.csv
+    python perf/compare_snapping.py --smoke     # two files of the experiments log
 """
 
 import argparse
@@ -16,6 +17,10 @@ import statistics
 from pathlib import Path
 
 from cadsr_sklearn.benchmarks.results import read_results
+
+#: --smoke's files: two of the experiments log (docs/experiments/small-data.md).
+SMOKE_FILES = [Path(__file__).resolve().parent.parent / "docs" / "experiments" / "small_data"
+               / name for name in ("rows8_before.csv", "rows8_after.csv")]
 
 
 def summary(path: Path) -> dict:
@@ -45,8 +50,14 @@ def summary(path: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.files = SMOKE_FILES
+    if not args.files:
+        parser.error("give the result files")
     print(f"{'file':<18}{'fits':>5}  {'solved (SRBench)':>18}  {'median test R²':>22}  "
           f"{'median size':>13}")
     details = []

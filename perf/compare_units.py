@@ -6,6 +6,7 @@ seeds and noise levels, e.g.::
     cadsr bench --suite feynman --seeds 0-1 --noise 0 0.1 --max-time 60 --n-train 2000 \\
         --operators suite --method cadsr cadsr-units --n-jobs 2 --out units2000.csv
     python perf/compare_units.py units2000.csv [--problems-with-units-only]
+    python perf/compare_units.py --smoke     # a file of the experiments log: that it runs
 
 Per noise level it prints, for each method, the fits SRBench's symbolic-solution test
 solves as SRBench's code judges it (complex symbols, 3-decimal rounding: the
@@ -21,12 +22,16 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections import defaultdict
+from pathlib import Path
 
 from cadsr_sklearn.benchmarks.results import read_results
 from cadsr_sklearn.benchmarks.suites import get_suite
 from cadsr_sklearn.units.quantities import parse_units
 
 METHODS = ("cadsr", "cadsr-units")
+#: --smoke's file: one of the experiments log (docs/experiments/units.md).
+SMOKE_FILE = (Path(__file__).resolve().parent.parent / "docs" / "experiments" / "units"
+              / "feyn30.csv")
 
 
 def _constraining_problems() -> set[str]:
@@ -58,10 +63,16 @@ def _summary_line(rows: list[dict]) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results")
+    parser.add_argument("results", nargs="?")
     parser.add_argument("--problems-with-units-only", action="store_true",
                         help="leave out the problems whose quantities are all dimensionless")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        args.results, args.problems_with_units_only = str(SMOKE_FILE), True
+    if args.results is None:
+        parser.error("give the results file")
     rows = [r for r in read_results(args.results) if r["method"] in METHODS and not r["error"]]
     if args.problems_with_units_only:
         keep = _constraining_problems()

@@ -21,6 +21,9 @@ physical units.
 (``save_formula``), loads it (its custom operators registered by name, as a user
 who receives the file would) and checks that the loaded model predicts the same
 values and standard errors, bit for bit, and shows the same formulas.
+
+``--smoke`` runs three cases (default, two outputs, the six-row table) for two epochs,
+with the round trip, dumps them and compares the dump with itself: that the script runs.
 """
 
 from __future__ import annotations
@@ -159,6 +162,18 @@ def compare(a: str, b: str) -> int:
     return 1 if changed else 0
 
 
+def smoke() -> int:
+    """Three cases for two epochs with the round trip, dumped and compared with
+    themselves, in a scratch folder."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = str(Path(folder) / "smoke.json")
+        failed = dump(path, ["default", "two-outputs", "kepler"], True, {"n_epochs": 2})
+        return failed or compare(path, path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dump", metavar="JSON")
@@ -170,7 +185,11 @@ def main() -> int:
                         help="estimator parameters for every case (JSON values), e.g. "
                              "genetic_generations=0: the paper's loop, to compare with a "
                              "version before the genetic stage")
+    parser.add_argument("--smoke", action="store_true",
+                        help="tiny sizes, a few seconds: that the script runs (its test)")
     args = parser.parse_args()
+    if args.smoke:
+        return smoke()
     if args.compare:
         return compare(*args.compare)
     extra = {key: json.loads(value) for key, _, value in (p.partition("=") for p in args.params)}

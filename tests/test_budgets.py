@@ -249,12 +249,70 @@ def test_ctrl_c_while_the_front_is_refitted_after_the_search_keeps_the_best(monk
             if row not in lines]
     assert [member.screened for _, member in fits] == [True, True, False]
     for row, member in fits:
-        rows = search.scorer.fitted_rows(member)
+        rows = member.fitted_rows
         assert len(rows) == (64 if member.screened else 400)
         np.testing.assert_array_equal(
             row.uncertainty.standard_errors,
             constant_uncertainty(row.expression, X, y, rows=rows).standard_errors)
         assert row.constants.uncertainty.dof == len(rows) - len(row.constants.names)
+
+
+def test_ctrl_c_while_the_front_is_fitted_on_every_row_keeps_the_loops_fits(monkeypatch):
+    # 3000 rows: the loop fits constants on 1000 of them (screened on 256), the answer's
+    # scorer on all 3000. A Ctrl-C in the answer's first fit after the loop drops that
+    # stage whole: the front is the loop's own fits, each knowing the rows it was fitted on.
+    interrupted, refit = [], scoring.Scorer.refit
+
+    def refit_interrupted_once(self, expressions, fresh_starts=True):
+        if len(self.fitter.rows_) == 3000 and not interrupted:  # the answer's scorer
+            interrupted.append(True)
+            raise KeyboardInterrupt
+        return refit(self, expressions, fresh_starts)
+
+    monkeypatch.setattr(scoring.Scorer, "refit", refit_interrupted_once)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(3000, 2))
+    y = np.sin(2 * X[:, 0]) * np.exp(X[:, 1] / 3) + X[:, 1] ** 3 + rng.normal(0, 0.05, 3000)
+    model = CADSRRegressor(n_epochs=2, warm_start=True, **FAST).fit(X, y)
+    assert interrupted == [True] and model.interrupted_ and model.n_epochs_ == 2
+    state = checkpoint.loads(model.search_state_, torch.device("cpu")).search.state
+    members = {c.expression.key: c for c in [*state.hall_of_fame.by_complexity.values(),
+                                             state.best]}
+    fits = [(row, members[row.expression.key]) for row in model.pareto_front_
+            if row.expression.key in members and row.expression.n_fitted]
+    assert fits and {len(member.fitted_rows) for _, member in fits} <= {256, 1000}
+    for row, member in fits:
+        np.testing.assert_array_equal(
+            row.uncertainty.standard_errors,
+            constant_uncertainty(row.expression, X, y, rows=member.fitted_rows).standard_errors)
+    y_pred, y_std = model.predict(X, return_std=True)
+    assert np.all(np.isfinite(y_pred)) and np.all(np.isfinite(y_std))
+
+
+def test_a_ctrl_c_drops_the_stage_it_cuts_short_whole(monkeypatch):
+    # A Ctrl-C in the snapping of the front's second formula, after τ* was snapped: the
+    # answer is τ* unsnapped, and no snapped formula of the stage reaches the front.
+    snapped, snap = [], refinement.snap
+
+    def snap_then_interrupt(candidate, *args, **kwargs):
+        if snapped:
+            raise KeyboardInterrupt
+        snapped.append(snap(candidate, *args, **kwargs))
+        return snapped[-1]
+
+    monkeypatch.setattr(refinement, "snap", snap_then_interrupt)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.5, 2, size=(200, 2))
+    y = 2.7 * X[:, 0] ** 1.3 + 0.8 * X[:, 1] + rng.normal(0, 0.05, 200)  # constants to snap
+    model = CADSRRegressor(n_epochs=6, warm_start=True, **FAST).fit(X, y)
+    assert model.interrupted_ and model.stop_reason_ == "interrupted"
+    state = checkpoint.loads(model.search_state_, torch.device("cpu")).search.state
+    # τ* was snapped (to another formula) before the Ctrl-C: that snap is dropped too
+    [tau_snapped] = snapped
+    assert tau_snapped.expression.key != state.best.expression.key
+    assert model.best_expression_.key == model.unsnapped_expression_.key
+    assert model.best_expression_.key == state.best.expression.key
+    assert tau_snapped.expression.key not in {row.expression.key for row in model.pareto_front_}
 
 
 def test_progress_bar_ends_on_the_pruned_formula(hard, capsys, monkeypatch):

@@ -207,6 +207,33 @@ def test_checkpoints_that_cannot_be_resumed_are_refused(data, tmp_path):
         CADSRRegressor(**SEARCH, checkpoint=tmp_path / "no" / "such.ckpt").fit(X, y)
 
 
+def test_a_checkpoint_cut_short_or_corrupted_is_refused_before_it_is_unpickled(
+        data, tmp_path, monkeypatch):
+    X, y = data
+    path = tmp_path / "search.ckpt"
+    CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    whole = path.read_bytes()
+    assert whole.startswith(checkpoint.HEADER)
+    unpickled = []
+    real_loads = pickle.loads
+    monkeypatch.setattr(checkpoint.pickle, "loads",
+                        lambda data: unpickled.append(1) or real_loads(data))
+    flipped = bytearray(whole)
+    flipped[len(whole) // 2] ^= 0x10
+    for corrupted, message in ((whole[:len(whole) // 3], "it is cut short"),
+                               (whole[:len(checkpoint.HEADER) + 3], "it is cut short"),
+                               (whole + b"\0", "it is longer than written"),
+                               (bytes(flipped), "it is corrupted")):
+        path.write_bytes(corrupted)
+        with pytest.raises(ValueError, match=f"The checkpoint '{path}' is not a readable "
+                                             f"cadsr-sklearn checkpoint: {message}"):
+            CADSRRegressor(**SEARCH, checkpoint=path).fit(X, y)
+    assert not unpickled  # refused from the seal alone
+    # a checkpoint written before the seal (a plain pickle) is still read
+    path.write_bytes(whole[len(checkpoint.HEADER) + 40:])
+    assert isinstance(checkpoint.read(path, torch.device("cpu")), Checkpoint)
+
+
 def test_a_failed_write_is_reported_and_leaves_the_last_checkpoint_whole(data, tmp_path,
                                                                          monkeypatch):
     X, y = data

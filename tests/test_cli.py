@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -34,9 +35,22 @@ def data_csv(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def model_file(data_csv, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("model") / "model.joblib"
-    assert main(["fit", str(data_csv), "--target", "y", "--out", str(out), *TINY]) == 0
-    return out
+    """What ``cadsr fit`` saves without ``--out``: model.json, a formula file."""
+    folder = tmp_path_factory.mktemp("model")
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        assert main(["fit", str(data_csv), "--target", "y", *TINY]) == 0
+    finally:
+        os.chdir(here)
+    assert [p.name for p in folder.iterdir()] == ["model.json"]
+    return folder / "model.json"
+
+
+def _load(path):
+    from cadsr_sklearn import CADSRRegressor
+
+    return CADSRRegressor.load_formula(path)
 
 
 def _error_line(capsys) -> str:
@@ -85,6 +99,58 @@ def test_matches_truth_accepts_rounded_constants_only():
 
 
 # ------------------------------------------------------- fit, show, predict
+def test_fit_saves_a_formula_file_unless_told_to_save_a_pickle(model_file, data_csv, tmp_path,
+                                                               capsys):
+    import joblib
+
+    from cadsr_sklearn import CADSRRegressor
+
+    assert json.loads(model_file.read_text())["format"] == "cadsr-formula"
+    # the help says which file is which
+    assert main(["--help"]) == 0
+    epilog = " ".join(capsys.readouterr().out.split())
+    assert "cadsr fit saves a formula file (model.json" in epilog
+    assert "ending .joblib or .pkl saves a pickle" in epilog and "runs code" in epilog
+    assert main(["fit", "--help"]) == 0
+    assert "default model.json" in " ".join(capsys.readouterr().out.split())
+    # a pickle when asked for by name: the whole estimator, which every command reads too
+    pickled = tmp_path / "m.pkl"
+    assert main(["fit", str(data_csv), "--target", "y", "--out", str(pickled), *TINY]) == 0
+    assert f"Saved the model to {pickled} (a pickle" in capsys.readouterr().out
+    model = joblib.load(pickled)
+    assert isinstance(model, CADSRRegressor)
+    loaded = _load(model_file)
+    for path in (model_file, pickled):
+        assert main(["show", str(path)]) == 0
+        assert loaded.equations_["formula"].iloc[0] in capsys.readouterr().out
+        preds = tmp_path / "p.csv"
+        assert main(["predict", str(path), str(data_csv), "--out", str(preds)]) == 0
+        X = pd.read_csv(data_csv)[["a", "b"]]
+        np.testing.assert_array_equal(pd.read_csv(preds)["y"], loaded.predict(X))
+        assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 0
+    # a checkpoint is no model: one line that says what to do with it
+    checkpoint = tmp_path / "search.ckpt"
+    assert main(["fit", str(data_csv), "--target", "y", "--out", str(tmp_path / "m.json"),
+                 "--checkpoint", str(checkpoint), *TINY]) == 0
+    capsys.readouterr()
+    assert main(["show", str(checkpoint)]) == 2
+    assert "a checkpoint of a search, not a model" in _error_line(capsys)
+
+
+def test_a_corrupted_formula_file_is_one_line_naming_it(model_file, data_csv, tmp_path,
+                                                        capsys):
+    text = model_file.read_text()
+    document = json.loads(text)
+    document["outputs"][0]["front"][-1]["loss"] *= 3
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document))
+    assert main(["show", str(broken)]) == 2
+    assert f"{broken}: its content is not what was written" in _error_line(capsys)
+    (tmp_path / "cut.json").write_text(text[:len(text) // 2])
+    assert main(["predict", str(tmp_path / "cut.json"), str(data_csv)]) == 2
+    assert "cut.json: not a formula file (not JSON" in _error_line(capsys)
+
+
 def test_fit_show_predict_round_trip(model_file, data_csv, tmp_path, capsys):
     assert main(["show", str(model_file)]) == 0
     out = capsys.readouterr().out
@@ -107,12 +173,10 @@ def test_fit_show_predict_round_trip(model_file, data_csv, tmp_path, capsys):
 
 
 def test_show_numbers_the_front_as_predict_index_takes_it(model_file, data_csv, tmp_path, capsys):
-    import joblib
-
     assert main(["show", str(model_file)]) == 0
     out = capsys.readouterr().out
     table = out[out.index("  row    k"):].splitlines()[1:]
-    model = joblib.load(model_file)
+    model = _load(model_file)
     assert [int(line.split()[0]) for line in table] == list(range(len(model.equations_)))
     last = len(table) - 1
     preds = tmp_path / "last.csv"
@@ -432,9 +496,7 @@ def test_predict_keeps_the_input_columns_and_takes_a_front_row(model_file, data_
     table = pd.read_csv(out)
     # the target's own column holds its true values: the predictions go beside it
     assert list(table.columns) == ["a", "b", "y", "y_predicted"]
-    import joblib
-
-    model = joblib.load(model_file)
+    model = _load(model_file)
     np.testing.assert_allclose(table["y_predicted"], model.predict(table[["a", "b"]], index=0))
 
 

@@ -108,7 +108,7 @@ def test_index_picks_a_row_of_the_front(model):
         model.latex(precision=0)
 
 
-@pytest.mark.parametrize("rule", ["reward", "accuracy", "score"])
+@pytest.mark.parametrize("rule", ["criterion", "accuracy", "score"])
 def test_model_selection_picks_the_row_its_rule_names(rule):
     rng = np.random.default_rng(0)
     X = rng.uniform(0.5, 2.0, (200, 2))
@@ -116,7 +116,7 @@ def test_model_selection_picks_the_row_its_rule_names(rule):
     model = CADSRRegressor(n_epochs=5, model_selection=rule, **FAST).fit(X, y)
     table = model.equations_
     chosen = int(np.flatnonzero(table["selected"])[0])
-    if rule == "reward":  # τ*: the highest criterion (the description length by default)
+    if rule == "criterion":  # τ*: the highest criterion (the description length by default)
         assert chosen == int(np.argmax(table["criterion"]))
     elif rule == "accuracy":
         assert chosen == int(np.argmin(table["loss"]))
@@ -165,13 +165,39 @@ def _chosen_view(model, X):
 
 def test_model_selection_can_change_after_fitting():
     model, X = _fit()
-    assert model.selections_["reward"] == int(np.flatnonzero(model.equations_["selected"])[0])
-    for rule in ("accuracy", "score", "reward"):
+    assert model.selections_["criterion"] == int(np.flatnonzero(model.equations_["selected"])[0])
+    for rule in ("accuracy", "score", "criterion"):
         assert model.set_params(model_selection=rule) is model
         assert model.get_params()["model_selection"] == rule  # stored as given
         fresh, _ = _fit(model_selection=rule)  # the search does not depend on the rule
         assert _chosen_view(model, X) == _chosen_view(fresh, X)
         assert model.selections_[rule] == int(np.flatnonzero(model.equations_["selected"])[0])
+
+
+def test_reward_is_another_name_of_the_criterion_rule(tmp_path):
+    import json
+
+    model, X = _fit()
+    by_criterion = _chosen_view(model, X)
+    model.set_params(model_selection="reward")  # accepted, kept as given, chooses the same
+    assert model.get_params()["model_selection"] == "reward"
+    assert _chosen_view(model, X) == by_criterion
+    assert "model_selection='reward' chose row" in str(model)
+    aliased, _ = _fit(model_selection="reward")  # also at fit (the parameter check)
+    assert _chosen_view(aliased, X) == by_criterion
+    # a formula file written before the rename, its rule recorded as "reward", loads
+    path = tmp_path / "model.json"
+    model.set_params(model_selection="criterion").save_formula(path)
+    document = json.loads(path.read_text())
+    document.pop("checksum", None)  # files of then had none (an edited file must drop it)
+    document["settings"]["model_selection"] = "reward"
+    for output in document["outputs"]:
+        output["selections"]["reward"] = output["selections"].pop("criterion")
+    path.write_text(json.dumps(document))
+    old = CADSRRegressor.load_formula(path)
+    assert old.get_params()["model_selection"] == "reward"
+    assert _chosen_view(old, X) == by_criterion
+    assert _chosen_view(old.set_params(model_selection="criterion"), X) == by_criterion
 
 
 def test_switching_to_cv_needs_a_fit_with_it():
@@ -207,8 +233,8 @@ def test_several_outputs_follow_the_parents_model_selection():
         assert model.expression_[j] == estimator.equations_["equation"][last]
         np.testing.assert_array_equal(model.predict(X)[:, j],
                                       estimator.equations_["expression"][last].evaluate(X))
-    model.model_selection = "reward"  # set directly: the parent's parameter still decides
-    assert model.expression_ == [e.pareto_front_[e.selections_["reward"]].equation
+    model.model_selection = "criterion"  # set directly: the parent's parameter still decides
+    assert model.expression_ == [e.pareto_front_[e.selections_["criterion"]].equation
                                  for e in model.estimators_]
 
 
@@ -236,4 +262,4 @@ def test_two_rows_never_show_the_same_text(best):
     assert [r.formula for r in report.rows] == ["2.0*x0"]
     # the simpler tree, unless the other is τ*, which every rule must still find
     assert report.rows[0].expression.key == front[best].expression.key
-    assert report.choices == {"reward": 0, "accuracy": 0, "score": 0, "cv": 0}
+    assert report.choices == {"criterion": 0, "accuracy": 0, "score": 0, "cv": 0}

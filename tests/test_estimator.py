@@ -136,19 +136,98 @@ def test_sample_weight_zero_rows_are_ignored():
     np.testing.assert_allclose(model.predict(X[10:]), y[10:], rtol=1e-6, atol=1e-8)
 
 
-def test_policy_ablation_and_rewards_run(quadratic):
+def _small_fit(X, y, **params):
+    """Two epochs of a small search, every formula it scored kept (``candidates_``)."""
+    return CADSRRegressor(n_epochs=2, keep_candidates=True,
+                          **{**SMALL, "batch_size": 50}, **params).fit(X, y)
+
+
+def _built(monkeypatch, cls) -> list:
+    """Every instance of ``cls`` constructed from now on (the test's own ``monkeypatch``)."""
+    built, construct = [], cls.__init__
+
+    def init(self, *args, **kwargs):
+        construct(self, *args, **kwargs)
+        built.append(self)
+    monkeypatch.setattr(cls, "__init__", init)
+    return built
+
+
+def _scored(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(complexity, training MSE, reward) of every valid formula the search scored."""
+    table = model.candidates_
+    valid = np.isfinite(table["reward"].to_numpy())
+    return tuple(table[c].to_numpy()[valid] for c in ("complexity", "loss", "reward"))
+
+
+@pytest.mark.parametrize("reward", ["nrmse", "spl", "tpsr"])
+def test_the_ablation_rewards_score_every_formula_by_their_definition(quadratic, reward):
     X, y = quadratic
-    for params in (
-        {"policy": "risk_seeking"},
-        {"attention": "standard", "position_encoding": "1d"},
-        {"reward": "nrmse"},
-        {"reward": "spl"},
-        {"reward": "tpsr"},
-        {"bic_variance": "mle"},
-        {"parent_sibling": True, "arity_prior": True, "length_prior": 10, "embedding_std": 0.7},
-    ):
-        model = CADSRRegressor(n_epochs=2, **{**SMALL, "batch_size": 50}, **params).fit(X, y)
-        assert np.all(np.isfinite(model.predict(X))), params
+    model = _small_fit(X, y, reward=reward)
+    assert np.all(np.isfinite(model.predict(X)))
+    _, loss, got = _scored(model)
+    assert len(got) > 10
+    var = np.var(y)
+    if reward == "nrmse":  # DSR's 1 / (1 + NRMSE)
+        np.testing.assert_allclose(got, 1 / (1 + np.sqrt(loss / var)), rtol=1e-9)
+    elif reward == "spl":  # η^n / (1 + RMSE), n the formula's multiplications: n ≥ 0 whole
+        n = np.log(got * (1 + np.sqrt(loss))) / np.log(model.spl_eta)
+        np.testing.assert_allclose(n, np.round(n), atol=1e-6)
+        assert np.all(np.round(n) >= 0) and np.any(np.round(n) > 0)
+    else:  # 1 / (1 + NMSE) + λ exp(−l / L), l the formula's nodes: 1 ≤ l ≤ L whole
+        L = model.max_length
+        length = -L * np.log((got - 1 / (1 + loss / var)) / model.tpsr_lambda)
+        np.testing.assert_allclose(length, np.round(length), atol=1e-6)
+        assert np.all((np.round(length) >= 1) & (np.round(length) <= L))
+
+
+@pytest.mark.parametrize("bic_variance", ["mle", "target"])
+def test_bic_variance_is_the_sigma_of_the_rewards_likelihood(quadratic, bic_variance):
+    X, y = quadratic
+    y = y + np.sin(3 * X[:, 0])  # no exact fit: the round-off floor stays out of it
+    model = _small_fit(X, y, bic_variance=bic_variance)
+    k, loss, got = _scored(model)
+    S = len(y)
+    sigma2 = loss if bic_variance == "mle" else np.var(y)  # the formula's own MSE, or Var(y)
+    log_p = -0.5 * (S * np.log(2 * np.pi * sigma2) + S * loss / sigma2)
+    np.testing.assert_allclose(got, -(k * np.log(S) - 2 * log_p), rtol=1e-9)
+
+
+def test_the_risk_seeking_ablation_takes_one_plain_gradient_step_an_epoch(quadratic):
+    X, y = quadratic
+    steps = []
+    hook = register_optimizer_step_pre_hook(lambda optimizer, args, kwargs: steps.append(1))
+    try:
+        grpo = _small_fit(X, y)
+        grpo_steps = len(steps)
+        model = _small_fit(X, y, policy="risk_seeking")
+    finally:
+        hook.remove()
+    assert np.all(np.isfinite(model.predict(X)))
+    assert grpo_steps == grpo.n_epochs_ * grpo.steps_per_epoch and grpo.steps_per_epoch > 1
+    assert len(steps) - grpo_steps == model.n_epochs_  # one step each epoch
+    # no clipped ratio to the sampling policy, no KL to a reference: eq. (12), not (13)
+    for record in model.history_:
+        assert record["approx_kl"] == record["clip_fraction"] == record["kl_ref"] == 0
+    assert any(record["approx_kl"] > 0 for record in grpo.history_)
+
+
+def test_the_policy_and_prior_options_reach_the_policy_and_the_priors(quadratic, monkeypatch):
+    from cadsr_sklearn.sampling.policy import Policy
+    from cadsr_sklearn.sampling.priors import Priors
+
+    X, y = quadratic
+    policies, priors = _built(monkeypatch, Policy), _built(monkeypatch, Priors)
+    options = dict(attention="standard", position_encoding="1d", parent_sibling=False,
+                   embedding_std=0.7, arity_prior=False, length_prior=10)
+    defaults = CADSRRegressor().get_params()
+    assert all(defaults[name] != value for name, value in options.items())  # not the defaults
+    model = _small_fit(X, y, **options)
+    assert np.all(np.isfinite(model.predict(X)))
+    policy, prior = policies[0], priors[0]
+    assert (policy.attention, policy.position_encoding) == ("standard", "1d")
+    assert (policy.parent_sibling, policy.embedding_std) == (False, 0.7)
+    assert (prior.uniform_arity, prior.length) == (False, 10.0)
 
 
 def test_paper_settings_are_the_papers_table_with_the_additions_off():
@@ -160,7 +239,12 @@ def test_paper_settings_are_the_papers_table_with_the_additions_off():
     assert not (params["prune"] or params["snap_constants"] or params["parent_sibling"]
                 or params["arity_prior"])
     assert params["length_prior"] is None and params["tol"] == 0
-    assert set(PAPER_SETTINGS) <= set(params)
+    # every paper setting is applied, and they are exactly where it departs from the defaults
+    assert {name: params[name] for name in PAPER_SETTINGS} == dict(PAPER_SETTINGS)
+    defaults = CADSRRegressor().get_params()
+    assert {name for name in params if params[name] != defaults[name]} == {
+        "max_time", "criterion", "batch_size", "learning_rate", "parent_sibling", "arity_prior",
+        "length_prior", "const_screen_samples", "row_batch", "tol", "prune", "snap_constants"}
     assert CADSRRegressor.paper(learning_rate=1e-3).learning_rate == 1e-3  # overrides win
     with pytest.raises(TypeError):
         PAPER_SETTINGS["batch_size"] = 1  # read-only

@@ -108,10 +108,13 @@ def test_the_file_is_strict_json_with_a_schema_version(model, tmp_path):
     def refuse(name):
         raise ValueError(name)
     document = json.loads(path.read_text(), parse_constant=refuse)  # no NaN or Infinity
-    assert document["format"] == "cadsr-formula" and document["schema_version"] == 1
+    assert document["format"] == "cadsr-formula" and document["schema_version"] == 2
     row = document["outputs"][0]["front"][0]
     assert {"formula", "tree", "constants", "uncertainty", "complexity", "loss",
-            "criterion"} <= set(row)
+            "criterion", "probes"} <= set(row)
+    assert document["checksum"].startswith("sha256:")
+    # every row is checked where its tree, SymPy form and text agree
+    assert all(len(r["probes"]) == 4 for r in document["outputs"][0]["front"])
     assert document["outputs"][0]["units"]["target_label"] == "J"
 
 
@@ -149,27 +152,105 @@ def test_pickles_and_other_files_are_refused_unread(model, tmp_path):
         CADSRRegressor.load_formula(tmp_path / "other.json")
 
 
-def _edited(model, tmp_path, edit) -> str:
+def _edited(model, tmp_path, edit, seal: bool = False) -> str:
+    """The model's formula file, edited; its checksum removed (as to load an edit made on
+    purpose), so that the file's own checks are what refuses it, unless ``seal``."""
     path = model.save_formula(tmp_path / "model.json")
     document = json.loads(path.read_text())
     edit(document)
+    if not seal:
+        document.pop("checksum")
     path.write_text(json.dumps(document))
     return path
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda d: d.update(schema_version=2), "reads schema 1 and earlier"),
-    (lambda d: d["outputs"][0].pop("front"), "not a valid formula file"),
+    (lambda d: d.update(schema_version=3), "reads schema 2 and earlier"),
+    (lambda d: d["outputs"][0].pop("front"), "not a valid formula file .*no field 'front'"),
     (lambda d: d["outputs"][0]["front"][0]["tree"].update(tokens=["add"]),
      "do not form one complete tree"),
     (lambda d: d["outputs"][0]["front"][0].update(
         equation={"node": "__import__", "args": []}), "unknown formula node '__import__'"),
     (lambda d: d["outputs"][0]["front"][0].update(loss="1e-3"), "is not a number"),
     (lambda d: d["settings"].update(no_such_parameter=1), "no_such_parameter"),
+    (lambda d: d["settings"].update(model_selection="best"), "settings are not this version"),
+    (lambda d: d["outputs"][0]["front"][0].update(digits=10**9), "digits is 1000000000"),
+    (lambda d: d["outputs"][0]["front"][0].update(equation={"symbol": "__import__('os')"}),
+     "row 0: a formula holds the symbol"),
+    (lambda d: d["outputs"][0]["front"][0].update(formula="__import__('os').getcwd()"),
+     "row 0 .*its formula cannot be evaluated to check it"),
+    (lambda d: d["outputs"][0]["front"][1]["constants"]["fixed"][0].update(index=4095)
+     if d["outputs"][0]["front"][1]["constants"]["fixed"] else d.update(schema_version=3),
+     "index is 4095|reads schema 2"),
+    (lambda d: d["outputs"][0]["units"]["features"][1].__setitem__(0, 7.0),
+     "units do not fit its formula"),
+    (lambda d: d["outputs"][0]["front"][0].pop("probes"), "row 0: it has no field 'probes'"),
 ])
 def test_a_malformed_file_is_a_clear_error(model, tmp_path, edit, message):
-    with pytest.raises(ValueError, match=message):
-        CADSRRegressor.load_formula(_edited(model, tmp_path, edit))
+    path = _edited(model, tmp_path, edit)
+    with pytest.raises(ValueError, match=message) as refused:
+        CADSRRegressor.load_formula(path)
+    assert str(refused.value).startswith(f"{path}: ")
+
+
+def _chosen_row(document) -> tuple[int, dict]:
+    output = document["outputs"][0]
+    i = output["selections"]["criterion"]
+    return i, output["front"][i]
+
+
+def test_a_file_whose_parts_disagree_is_refused_naming_the_row(model, data, tmp_path):
+    X, _ = data
+    i, row = _chosen_row(json.loads(model.save_formula(tmp_path / "m.json").read_text()))
+    assert row["tree"]["constants"], "the case this test is about: a tree with constants"
+
+    def tripled(document):  # the chosen tree's constants tripled, as corruption might
+        _, row = _chosen_row(document)
+        row["tree"]["constants"] = [3 * c for c in row["tree"]["constants"]]
+        row["uncertainty"]["values"] = row["tree"]["constants"]
+
+    # the tree no longer predicts what its formula shows (checked before the checksum,
+    # so that the message names the row; without the checksum, the same)
+    for seal in (True, False):
+        path = _edited(model, tmp_path, tripled, seal=seal)
+        with pytest.raises(ValueError, match=rf"^{path}: output 0, row {i} \(.*\): its parts "
+                                             r"disagree at the probe point \(m=.*, v=.*\)"):
+            CADSRRegressor.load_formula(path)
+    # a change no row's parts show: the checksum
+    with pytest.raises(ValueError, match=f"^{path}: its content is not what was written: its "
+                                         "checksum does not match"):
+        CADSRRegressor.load_formula(_edited(
+            model, tmp_path, lambda d: _chosen_row(d)[1].update(loss=1.0), seal=True))
+    # so does a text, or a SymPy form, that no longer shows the tree
+    for edit in (lambda d: _chosen_row(d)[1].update(formula="0.4*m*v**2"),
+                 lambda d: _chosen_row(d)[1].update(equation={"node": "Mul", "args": [
+                     {"symbol": "m"}, {"symbol": "v"}]})):
+        with pytest.raises(ValueError, match=f"row {i} .*disagree"):
+            CADSRRegressor.load_formula(_edited(model, tmp_path, edit))
+
+
+def test_an_edit_that_keeps_the_parts_agreeing_loads_without_the_checksum(model, data,
+                                                                          tmp_path):
+    X, _ = data
+    rename = lambda d: d["outputs"][0].update(target="kinetic_energy")  # noqa: E731
+    with pytest.raises(ValueError, match="checksum does not match.*remove its \"checksum\""):
+        CADSRRegressor.load_formula(_edited(model, tmp_path, rename, seal=True))
+    loaded = CADSRRegressor.load_formula(_edited(model, tmp_path, rename))
+    assert loaded.target_names_ == ["kinetic_energy"]
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_file_of_schema_1_is_still_read(model, data, tmp_path):
+    X, _ = data
+
+    def schema_1(document):  # as written before probe points and checksums
+        document["schema_version"] = 1
+        for output in document["outputs"]:
+            for row in output["front"] + output["guesses"]:
+                del row["probes"]
+
+    loaded = CADSRRegressor.load_formula(_edited(model, tmp_path, schema_1))
+    _assert_same(model, loaded, X)
 
 
 def test_the_command_line_saves_and_reads_formula_files(tmp_path, capsys):
@@ -197,4 +278,4 @@ def test_the_command_line_saves_and_reads_formula_files(tmp_path, capsys):
     (tmp_path / "bad.json").write_text('{"format": "cadsr-formula", "schema_version": 7}')
     capsys.readouterr()
     assert main(["show", str(tmp_path / "bad.json")]) == 2
-    assert "reads schema 1" in capsys.readouterr().err
+    assert "reads schema 2" in capsys.readouterr().err

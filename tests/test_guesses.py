@@ -139,7 +139,7 @@ def test_guesses_are_fitted_rows_beside_the_front(guessed):
     np.testing.assert_allclose(law.expression.constants, [0.5, 2.0], rtol=0.02)  # fitted
     assert law.r2 > 0.99 and wrong.r2 < 0.5 and law.criterion > wrong.criterion
     assert law.record()["guess"] == "1.5*m*v**2" and law.constant_errors
-    chosen = guessed.pareto_front_[guessed.selections_["reward"]]
+    chosen = guessed.pareto_front_[guessed.selections_["criterion"]]
     assert chosen.criterion >= law.criterion  # never worse than the best guess
     text = str(guessed)
     assert "your guesses" in text and "(1.5*m*v**2)" in text

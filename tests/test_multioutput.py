@@ -89,10 +89,12 @@ def test_after_a_ctrl_c_the_outputs_left_are_searched_for_one_epoch_only(data):
     # torch's hook on every optimizer's step: the policy's, after the epoch's batch was scored
     hook = register_optimizer_step_pre_hook(interrupted_in_epoch_two)
     try:
-        with pytest.warns(RuntimeWarning, match=r"Ctrl-C stopped the search of y0.*y1, y2"):
+        with pytest.warns(RuntimeWarning,
+                          match=r"Ctrl-C stopped the search of y0.*y1, y2") as caught:
             model = CADSRRegressor(**{**TINY, "n_epochs": 5}).fit(X, noisy)
     finally:
         hook.remove()
+    assert caught[0].filename == __file__  # reported where fit was called
     assert model.interrupted_ and model.n_epochs_ == [1, 1, 1]
     assert model.stop_reason_ == ["interrupted", "n_epochs", "n_epochs"]
     assert [o.n_epochs for o in model.estimators_] == [5, 5, 5]  # as the user set them
@@ -135,10 +137,10 @@ def test_every_view_reads_each_output_through_its_fitted_front(model, data):
     # the parent's model_selection decides, whatever a copy holds
     model.estimators_[0].model_selection = "accuracy"
     try:
-        assert outputs_of(model)[0].front.rule == "reward"
+        assert outputs_of(model)[0].front.rule == "criterion"
         assert FittedFront.of(model.estimators_[0]).rule == "accuracy"
     finally:
-        model.estimators_[0].model_selection = "reward"
+        model.estimators_[0].model_selection = "criterion"
     rows = each_output(model, lambda output, i: output.front.row(i).formula, [0, -1])
     assert rows == [model.equations_[0]["formula"][0], model.equations_[1]["formula"].iloc[-1]]
     with pytest.raises(ValueError, match="one row per output"):

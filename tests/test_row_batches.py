@@ -6,6 +6,7 @@ import torch
 from budgets import TINY
 
 from cadsr_sklearn import CADSRRegressor
+from cadsr_sklearn.expressions.formula_parser import parse_formula
 from cadsr_sklearn.search import build
 from cadsr_sklearn.search.build import batch_weights, build_search, score_batch
 from cadsr_sklearn.settings import SearchSettings
@@ -52,15 +53,15 @@ def test_the_answer_is_fitted_and_scored_on_every_row(data):
         assert row.loss == pytest.approx(np.mean(residuals ** 2), rel=1e-9)
         # constants fitted on every row of the table, not on const_fit_samples=1000 of them
         assert row.uncertainty.dof == len(y) - row.expression.n_fitted
-    # each row's criterion is what a search without a batch gives it on the whole table
-    # (rows without fitted constants, whose score does not depend on the fitter's rows)
+    # each row's criterion is what a search without a batch gives it on the whole table,
+    # its constants polished there from the row's own (already the fit on every row)
     settings = SearchSettings.from_params({**model.get_params(), "row_batch": None})
     whole = build_search(settings, X, y, None, torch.device("cpu"), 0, 0).final_scorer
-    rows = [row for row in model.pareto_front_ if not row.expression.n_fitted]
-    assert rows
-    for row, again in zip(rows, whole.refit([row.expression for row in rows])):
-        assert row.criterion == pytest.approx(again.criterion, rel=1e-9)
-        assert row.reward == pytest.approx(again.reward, rel=1e-9)
+    rows = model.pareto_front_
+    again = whole.refit([row.expression for row in rows], fresh_starts=False)
+    for row, scored in zip(rows, again):
+        assert row.criterion == pytest.approx(scored.criterion, rel=1e-7)
+        assert row.reward == pytest.approx(scored.reward, rel=1e-7)
 
 
 def test_no_batch_below_its_size(data):
@@ -108,7 +109,10 @@ def test_a_table_above_the_answer_rows_is_judged_on_a_stratified_sample(data, mo
     search = build_search(settings, X, y, None, torch.device("cpu"), 0, 0)
     final = search.final_scorer
     sample = score_batch(y, 2000, 0)
-    # the rows of the training set it fitted on, every one of the sample; S is the sample's
-    np.testing.assert_array_equal(final.fitter.rows_, sample)
+    # the rows of the training set a formula's constants are fitted on: every one of the
+    # sample (the fitter's own rows index the sample); S is the sample's
+    [line] = final.refit([parse_formula("2.0*x0 + 0.5", ["x0", "x1", "x2"], search.library)])
+    np.testing.assert_array_equal(line.fitted_rows, sample)
+    np.testing.assert_array_equal(final.fitter.rows_, np.arange(2000))
     assert final.reward.n_samples == 2000 and final.screen is None
     assert len(search.scorer.fitter.rows_) == 1000  # the loop's fitter is as before

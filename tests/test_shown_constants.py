@@ -38,7 +38,7 @@ def _row(expression, X, y, names, snapped_from=None):
         loss = float(np.mean((y - expression.evaluate(X)) ** 2))
     candidate = Candidate(expression, 0.0, loss)
     report = report_front([candidate], candidate, X, y, None, names, simplify=True,
-                          y_variance=float(np.var(y)), model_selection="reward",
+                          y_variance=float(np.var(y)), model_selection="criterion",
                           const_fit_samples=1000, snapped_from=snapped_from)
     return report.rows[0]
 

@@ -38,12 +38,12 @@ def test_unfitted_it_is_scikit_learns_parameter_repr():
 def test_print_shows_the_chosen_formula_and_the_front(fitted):
     text = str(fitted)
     rows = fitted.pareto_front_
-    chosen = fitted.selections_["reward"]
+    chosen = fitted.selections_["criterion"]
     assert text.startswith(repr(fitted) + "\n")  # the parameters first, then the fit
     lines = text.splitlines()
     assert f"{TARGET} = {rows[chosen].formula}" in lines
     assert "symbols: g_h = 'g & h'" in text
-    assert f"model_selection='reward' chose row {chosen} of {len(rows)}" in text
+    assert f"model_selection='criterion' chose row {chosen} of {len(rows)}" in text
     for i, row in enumerate(rows):
         mark = "*" if i == chosen else " "
         assert any(line.strip().startswith(f"{mark}{i:3d}".strip()) and row.formula in line
@@ -61,7 +61,7 @@ def test_the_text_follows_model_selection_and_never_raises(fitted):
         assert "refit" in str(fitted) and "refit" in fitted._repr_html_inner()
         estimator_html_repr(make_pipeline(StandardScaler(), fitted))  # a pipeline draws too
     finally:
-        fitted.set_params(model_selection="reward")
+        fitted.set_params(model_selection="criterion")
 
 
 def test_ipython_shows_the_same_text(fitted):

@@ -132,3 +132,67 @@ def test_overlapping_fits_in_threads_keep_one_thread_and_restore_the_process(dat
     assert seen_by_b == {"torch": 1, "blas": [1] * n_blas, "frozen": True}
     assert _settings() == {"torch": 2, "blas": [2] * n_blas, "frozen": False}
     assert _in_a_new_thread(torch.get_num_threads) == 2
+
+
+# ------------------------------------------- the process as it was, however the fit ends
+def _process_state() -> dict:
+    """Every process-wide setting a fit changes while it runs, as the user's program sees it."""
+    return {"frozen objects": gc.get_freeze_count(), "collector on": gc.isenabled(),
+            "torch": torch.get_num_threads(),
+            "torch in a new thread": _in_a_new_thread(torch.get_num_threads),
+            "pools": [(pool["filepath"], pool["num_threads"]) for pool in threadpool_info()]}
+
+
+def _raise_in_an_update(error, step: int):
+    """A torch hook that raises ``error`` at the policy update's ``step``-th step (from 1),
+    inside the loop: in epoch 2 a Ctrl-C keeps epoch 1's best, which epoch 1 has not yet."""
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    steps = []
+
+    def hook(optimizer, args, kwargs):
+        steps.append(True)
+        if len(steps) == step:
+            raise error
+    return register_optimizer_step_pre_hook(hook)
+
+
+def _ctrl_c_before_the_search(monkeypatch):
+    """Ctrl-C as the search starts, inside the fit's settings: fit raises it (nothing kept)."""
+    def run(self, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(Search, "run", run)
+
+
+@pytest.mark.parametrize("end", ["returns", "n_jobs=2", "an error in the loop",
+                                 "Ctrl-C in the loop", "Ctrl-C before the search"])
+def test_the_user_sees_the_process_as_it_was_after_fit(data, two_threads, monkeypatch, end):
+    before = _process_state()
+    seen = []
+    original = Search.run
+    monkeypatch.setattr(Search, "run", lambda self, **kw: (seen.append(_settings()),
+                                                           original(self, **kw))[1])
+    params = dict(SEARCH, n_epochs=2, n_jobs=2 if end == "n_jobs=2" else 1)
+    hook = None
+    if end == "an error in the loop":
+        hook = _raise_in_an_update(RuntimeError("a bug in an epoch"), step=1)
+    elif end == "Ctrl-C in the loop":
+        hook = _raise_in_an_update(KeyboardInterrupt(), step=SEARCH["steps_per_epoch"] + 1)
+    elif end == "Ctrl-C before the search":
+        _ctrl_c_before_the_search(monkeypatch)
+    try:
+        if end == "an error in the loop":
+            with pytest.raises(RuntimeError, match="a bug in an epoch"):
+                CADSRRegressor(**params).fit(*data)
+        elif end == "Ctrl-C before the search":
+            with pytest.raises(KeyboardInterrupt):
+                CADSRRegressor(**params).fit(*data)
+        else:
+            model = CADSRRegressor(**params).fit(*data)
+            assert model.interrupted_ == (end == "Ctrl-C in the loop")
+    finally:
+        if hook is not None:
+            hook.remove()
+    if end != "Ctrl-C before the search":  # the fit did change them while it ran
+        assert seen and seen[0]["torch"] == 1 and seen[0]["frozen"]
+    assert _process_state() == before

@@ -14,7 +14,7 @@ from cadsr_sklearn.sampling.constraints import Constraints
 from cadsr_sklearn.expressions.expression import Expression
 from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.sampling.policy import Policy
-from cadsr_sklearn.scoring.rewards import rank_weights
+from cadsr_sklearn.search.rank_mapping import rank_weights
 from cadsr_sklearn.sampling.sampler import Sampler, masked_log_softmax, token_log_probs
 from cadsr_sklearn.scoring.scorer import Candidate, HallOfFame
 from cadsr_sklearn.settings import TrainingSettings
@@ -220,13 +220,13 @@ def test_screening_refits_the_batch_leaders_on_every_fitting_row():
     # the rows each fit saw, where the uncertainty of its constants is judged
     for cand in by_key.values():
         if cand.expression.n_fitted and cand.expression.key not in scorer.fitted_on_all_rows:
-            assert cand.screened and scorer.fitted_rows(cand) is screen.rows_
+            assert cand.screened and cand.fitted_rows is screen.rows_
     refitted = scorer.refit([by_key[leaders[0]].expression])[0]
-    assert not refitted.screened and scorer.fitted_rows(refitted) is fitter.rows_
+    assert not refitted.screened and refitted.fitted_rows is fitter.rows_
     restored = Scorer.__new__(Scorer)  # the cache packed as a checkpoint pickles it
     restored.__setstate__(scorer.__getstate__())
-    assert ({k: c.screened for k, c in restored.cache.items()}
-            == {k: c.screened for k, c in scorer.cache.items()})
+    assert ({k: (c.screened, c.fitted_rows.tolist()) for k, c in restored.cache.items()}
+            == {k: (c.screened, c.fitted_rows.tolist()) for k, c in scorer.cache.items()})
     # Polishing from held constants only: one start, no fresh draws.
     leader = by_key[leaders[0]].expression
     polished = fitter.fit([leader], from_held=True, fresh_starts=False)[0]

@@ -3,17 +3,23 @@
 ::
 
     cadsr demo                                   # the pendulum law, about a minute on a CPU
-    cadsr fit data.csv --target y --max-time 120 --out model.joblib
-    cadsr predict model.joblib new.csv --out predictions.csv
-    cadsr show model.joblib
-    cadsr report model.joblib -o report.html     # one HTML file to share
+    cadsr fit data.csv --target y --max-time 120 # saves model.json, a formula file
+    cadsr predict model.json new.csv --out predictions.csv
+    cadsr show model.json
+    cadsr report model.json -o report.html       # one HTML file to share
 
 Bad input (a missing file or column, non-numeric or non-finite values, an empty
 file, an unknown operator or device) is one line on stderr and exit status 2;
 nothing is fitted. ``python -m cadsr_sklearn`` is the same command.
 
-Model files are pickles (joblib): loading one runs code from it, so only load
-files you trust.
+``cadsr fit`` saves the model as a formula file (``model.json`` by default;
+:mod:`cadsr_sklearn.reporting.formula_file`): JSON that is data, read without
+running code, and refused with one line if it is corrupted or was edited. An
+``--out`` name ending ``.joblib``, ``.pkl`` or ``.pickle`` saves a joblib pickle
+instead: the whole estimator, for Python and, fitted with ``--param
+warm_start=True``, for a later fit to continue; loading a pickle runs code from
+it, so load only your own. ``predict``, ``show`` and ``report`` read either,
+told apart by their first bytes.
 
 The package's modules: :mod:`.parser` (the options), :mod:`.commands` (what each
 sub-command does), :mod:`.checks` (checks of the options before a search),

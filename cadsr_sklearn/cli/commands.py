@@ -84,7 +84,7 @@ def cmd_demo(args) -> int:
         print("Recovered:  no. Try a longer search (--max-time 300) or another --seed.")
     if args.out:
         _save_model(model, args.out)
-        print(f"Saved the model to {args.out}")
+        print(f"Saved the model to {args.out} ({_kind_of_file(args.out)})")
     if args.plots:
         write_plots(
             model,
@@ -230,7 +230,8 @@ def cmd_fit(args) -> int:
     print_front(output)
     print_guesses(output)
     _save_model(model, args.out)
-    print(f"\nSaved the model to {args.out}; apply it with: cadsr predict {args.out} NEW_DATA.csv")
+    print(f"\nSaved the model to {args.out} ({_kind_of_file(args.out)}); apply it with: "
+          f"cadsr predict {args.out} NEW_DATA.csv")
     if args.plots:  # on the held-out rows when there are some, saying which rows they are
         if held_out is not None and len(y_held_out) > 0:
             write_plots(model, held_out, y_held_out, Path(args.plots), y_train=y,
@@ -437,26 +438,45 @@ def _model_inputs(model, table, path: str):
     return numeric(table, path).to_numpy(dtype=np.float64)
 
 
+#: The names ``--out`` saves a pickle under; any other is a formula file.
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
+
+
 def _save_model(model, path: str) -> None:
-    """Save ``model`` to ``path``: a formula file (JSON, data only) when the name ends in
-    ``.json``, else a joblib pickle."""
-    if str(path).lower().endswith(".json"):
-        model.save_formula(path)
-    else:
+    """Save ``model`` to ``path``: a joblib pickle when the name ends in ``.joblib``,
+    ``.pkl`` or ``.pickle`` (the whole estimator, for Python and a later fit to continue),
+    else a formula file (JSON that is data: the default, to show, apply and share)."""
+    if str(path).lower().endswith(PICKLE_SUFFIXES):
         import joblib
 
         joblib.dump(model, path)
+    else:
+        model.save_formula(path)
 
 
-def _is_formula_file(path: Path) -> bool:
-    """Whether ``path`` holds JSON (a formula file) rather than a pickle."""
+def _kind_of_file(path: str) -> str:
+    """What ``_save_model`` writes to ``path``, in words."""
+    if str(path).lower().endswith(PICKLE_SUFFIXES):
+        return "a pickle of the whole estimator: it runs code when loaded, load it only yourself"
+    return "a formula file: JSON that is data, to share"
+
+
+def _file_kind(path: Path) -> str:
+    """What ``path`` holds, from its first bytes: "formula" (JSON), "checkpoint" or
+    "pickle" (anything else: joblib tells a pickle from junk)."""
+    from ..search.checkpoint import HEADER
+
     with open(path, "rb") as file:
-        return file.read(64).lstrip()[:1] == b"{"
+        start = file.read(64)
+    if start.lstrip()[:1] == b"{":
+        return "formula"
+    return "checkpoint" if start.startswith(HEADER) else "pickle"
 
 
 def _load_model(path: str):
-    """The fitted CADSRRegressor saved in ``path`` (a formula file or a joblib pickle); any
-    other file is a usage error."""
+    """The fitted CADSRRegressor saved in ``path``: a formula file (read as data) or a joblib
+    pickle (which runs the code it holds: the user's own, trusted), told apart by their
+    first bytes, whatever the name; any other file is a usage error."""
     import joblib
 
     from ..estimator import CADSRRegressor
@@ -466,11 +486,15 @@ def _load_model(path: str):
         raise UsageError(f"{path}: no such file")
     if p.is_dir():
         raise UsageError(f"{path}: is a folder, not a model file")
-    if _is_formula_file(p):
+    kind = _file_kind(p)
+    if kind == "formula":
         try:
             return CADSRRegressor.load_formula(p)
         except ValueError as err:
             raise UsageError(str(err).splitlines()[0]) from None
+    if kind == "checkpoint":
+        raise UsageError(f"{path}: a checkpoint of a search, not a model: go on with it with "
+                         f"cadsr fit DATA.csv --target COLUMN --resume {path}")
     try:
         model = joblib.load(p)
     except ValueError as err:  # e.g. saved by an incompatible cadsr-sklearn version

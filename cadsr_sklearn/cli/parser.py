@@ -41,6 +41,10 @@ _fraction = _number(float, "a number", lambda x: 0 < x < 1, "a fraction between 
 _positive_int = _number(int, "an integer", lambda x: x >= 1, "at least 1")
 
 
+MODEL_HELP = ("a saved model: a formula file (.json, what cadsr fit saves) or a pickle "
+              "(.joblib, .pkl; only your own: loading one runs code)")
+
+
 def _add_hidden(parser: argparse.ArgumentParser) -> None:
     # small budgets for tests and CI; not part of the documented interface
     parser.add_argument("--epochs", type=_positive_int, default=None, help=argparse.SUPPRESS)
@@ -54,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Symbolic regression with CADSR: find a short formula y = f(x) for a table of data."
         ),
-        epilog="Model files are pickles: only load (predict, show) files you trust.",
+        epilog="Model files: cadsr fit saves a formula file (model.json: JSON that is data, "
+        "read without running code: the file to share); an --out name ending .joblib or .pkl "
+        "saves a pickle instead (the whole estimator, for Python, and with --param "
+        "warm_start=True for a later fit to continue), which runs code when loaded: load "
+        "pickles only from yourself. predict, show and report read either.",
     )
     parser.add_argument("--version", action="version", version=f"cadsr-sklearn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -84,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--out",
         default=None,
-        metavar="MODEL.joblib",
-        help="also save the fitted model (for cadsr show / predict)",
+        metavar="MODEL.json",
+        help="also save the fitted model (for cadsr show / predict): a formula file, or a "
+        "pickle for a name ending .joblib or .pkl",
     )
     _add_hidden(demo)
     demo.set_defaults(run=cmd_demo)
@@ -162,7 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     fit.add_argument("--device", default="auto", help="auto (default), cpu, cuda or cuda:N")
     fit.add_argument(
-        "--out", default="model.joblib", help="where to save the model (default model.joblib)"
+        "--out", default="model.json", metavar="MODEL.json",
+        help="where to save the model (default model.json): a formula file, JSON that is "
+        "data, for cadsr show / predict / report and to share; a name ending .joblib or .pkl "
+        "saves a pickle instead, the whole estimator for a later fit to continue (with "
+        "--param warm_start=True), which runs code when loaded",
     )
     fit.add_argument(
         "--plots", default=None, metavar="FOLDER", help="also write PNG plots into FOLDER"
@@ -181,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="apply a saved model to a CSV file",
         description="Evaluate a saved model's formula on the rows of a CSV file.",
     )
-    pred.add_argument("model", metavar="MODEL.joblib")
+    pred.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     pred.add_argument(
         "data", metavar="DATA.csv", help="must contain the columns the model was fitted on"
     )
@@ -197,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser(
         "show", help="print a saved model's formula, Pareto front and run summary"
     )
-    show.add_argument("model", metavar="MODEL.joblib")
+    show.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     show.set_defaults(run=cmd_show)
 
     report = sub.add_parser(
@@ -206,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write a saved model's formula, Pareto front, constants, plots, data "
         "summary and settings into one self-contained HTML file (no network needed).",
     )
-    report.add_argument("model", metavar="MODEL.joblib")
+    report.add_argument("model", metavar="MODEL", help=MODEL_HELP)
     report.add_argument("-o", "--output", default="report.html", metavar="REPORT.html",
                         help="the HTML file to write (default report.html)")
     report.add_argument("--data", default=None, metavar="DATA.csv",

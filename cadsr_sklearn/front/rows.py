@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import sympy
@@ -33,7 +33,7 @@ from ..expressions.notation import faithful_digits, r2_from_loss, round_floats
 from ..expressions.expression import Expression
 from ..expressions.library import Library
 from ..scoring.scorer import Candidate
-from .selection import RULES, cross_validated_errors, select
+from .selection import RULES, cross_validated_errors, rule_name, select
 from ..settings import ReportSettings
 from .shown_constants import CONSTANT_COLUMNS, ShownConstants, shown_constants
 from .simplification import simplest_equivalent
@@ -109,7 +109,6 @@ class FrontReport:
 def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, names: list[str], *, simplify: bool,
                  y_variance: float, model_selection: str, const_fit_samples: int,
-                 fitted_rows: Callable[[Candidate], np.ndarray] | None = None,
                  snapped_from: Mapping[tuple, Candidate] | None = None,
                  keep: Sequence[str] = ()) -> FrontReport:
     """The report of the Pareto ``front`` (simplest first), τ* = ``best`` among it.
@@ -117,16 +116,16 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
     ``names`` are the features' symbols; ``y_variance`` the training targets'
     (weighted) variance, for each row's R². With ``model_selection="cv"`` the
     rows get a ``cv_loss`` column (constants refitted on at most
-    ``const_fit_samples`` rows of each fold). ``fitted_rows(candidate)`` gives the
-    rows a row's constants were fitted on, where their uncertainty is taken (all
-    rows when None). ``snapped_from`` maps the key of a formula snapping changed
-    to the formula before (the search's ``SearchResult.snapped_from``). ``keep``: the
-    symbols of ``required_features``, which simplification may not drop.
+    ``const_fit_samples`` rows of each fold). The uncertainty of each candidate's
+    constants is taken on the rows they were fitted on (its ``fitted_rows``).
+    ``snapped_from`` maps the key of a formula snapping changed to the formula before
+    (the search's ``SearchResult.snapped_from``). ``keep``: the symbols of
+    ``required_features``, which simplification may not drop.
     """
     rows: list[FrontRow] = []
     for c in front:
         row = front_row(c, X, y, sample_weight, names, simplify=simplify, y_variance=y_variance,
-                        fitted_rows=fitted_rows, before=(snapped_from or {}).get(c.expression.key),
+                        before=(snapped_from or {}).get(c.expression.key),
                         keep=keep)
         # One formula once, and one text once (two trees can read the same at four
         # digits, 6.295*(L/g)**0.5012 at k = 9 and 11): the simplest tree of it,
@@ -153,14 +152,13 @@ def report_front(front: list[Candidate], best: Candidate, X: np.ndarray, y: np.n
                for rule in RULES if rule != "cv" or cv_errors is not None}
     if len(rows) == 1:
         choices["cv"] = 0
-    chosen = choices[model_selection]
+    chosen = choices[rule_name(model_selection)]
     rows[chosen] = replace(rows[chosen], selected=True)
     return FrontReport(rows, chosen, choices)
 
 
 def front_row(c: Candidate, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None,
               names: list[str], *, simplify: bool, y_variance: float,
-              fitted_rows: Callable[[Candidate], np.ndarray] | None = None,
               before: Candidate | None = None, keep: Sequence[str] = ()) -> FrontRow:
     """The row that reports the scored candidate ``c``; the arguments as for
     :func:`report_front`, ``before`` its fit before snapping where snapping changed it."""
@@ -168,12 +166,11 @@ def front_row(c: Candidate, X: np.ndarray, y: np.ndarray, sample_weight: np.ndar
         reference = c.expression.evaluate(X)  # what the shown forms must predict
     equation = formula(c.expression, X, reference, names, simplify, keep)
     d = faithful_digits(equation, [sympy.Symbol(n) for n in names], X, reference)
-    seen = None if fitted_rows is None else fitted_rows(c)  # the rows its fit saw
+    seen = c.fitted_rows  # the rows its fit saw
     unsnapped = None
     if before is not None:
         unsnapped = (before.expression, constant_uncertainty(
-            before.expression, X, y, sample_weight,
-            None if fitted_rows is None else fitted_rows(before)))
+            before.expression, X, y, sample_weight, before.fitted_rows))
     return FrontRow(
         complexity=c.complexity, loss=c.loss, r2=r2_from_loss(c.loss, y_variance),
         reward=c.reward, criterion=c.criterion, equation=equation,
@@ -301,7 +298,6 @@ class SearchRecord:
 
 def record_search(result, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | None,
                   names: list[str], settings: ReportSettings, *, y_variance: float,
-                  fitted_rows: Callable[[Candidate], np.ndarray] | None = None,
                   keep: Sequence[str] = (),
                   candidates: Iterable[Candidate] | None = None) -> SearchRecord:
     """The record of the finished search ``result`` (a ``SearchResult``) on ``X, y``.
@@ -314,7 +310,7 @@ def record_search(result, X: np.ndarray, y: np.ndarray, sample_weight: np.ndarra
         result.hall_of_fame.pareto_front(keep=result.best), result.best, X, y, sample_weight,
         names, simplify=settings.simplify, y_variance=y_variance,
         model_selection=settings.model_selection, const_fit_samples=settings.const_fit_samples,
-        fitted_rows=fitted_rows, snapped_from=result.snapped_from, keep=keep)
+        snapped_from=result.snapped_from, keep=keep)
     return SearchRecord(
         y_variance=y_variance, front_rows=report.rows, selections=report.choices,
         unsnapped_expression=result.unsnapped.expression,

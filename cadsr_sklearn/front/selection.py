@@ -1,8 +1,11 @@
 """Which formula of the Pareto front is the answer (the estimator's ``model_selection``).
 
-``"reward"``
+``"criterion"``
     τ*, the formula the criterion ranks highest of all the search scored (the
     paper's choice, by its reward; see :mod:`cadsr_sklearn.scoring.scorer`).
+    ``"reward"`` is another name of it (:data:`ALIASES`), its name before it was
+    named for what it chooses by: the estimator's ``criterion``, by default the
+    description length, which is not the search's reward.
 ``"accuracy"``
     The lowest training loss.
 ``"score"``
@@ -23,6 +26,7 @@
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 from typing import Sequence
 
 import numpy as np
@@ -30,11 +34,16 @@ import numpy as np
 from ..scoring.constant_fitter import ConstantFitter
 from ..expressions.expression import Expression
 
-__all__ = ["RULES", "select", "chosen_row", "SelectionError", "cross_validated_errors",
-           "MAX_LEAVE_ONE_OUT", "N_FOLDS"]
+__all__ = ["RULES", "ALIASES", "rule_name", "select", "chosen_row", "SelectionError",
+           "cross_validated_errors", "MAX_LEAVE_ONE_OUT", "N_FOLDS"]
 
-#: The values of ``model_selection``.
-RULES = ("reward", "accuracy", "score", "cv")
+#: The rules of ``model_selection``, each by its own name: the keys of a fit's ``selections_``.
+RULES = ("criterion", "accuracy", "score", "cv")
+
+#: Other names ``model_selection`` accepts, each for the rule it names, and that it behaves
+#: as in every way. Fits, pickles and formula files from before the rename record
+#: ``"reward"`` among a fit's choices, so the choices are read through them too.
+ALIASES = MappingProxyType({"reward": "criterion"})
 
 #: Up to this many rows, ``"cv"`` leaves one row out at a time; above, it uses N_FOLDS folds.
 MAX_LEAVE_ONE_OUT = 100
@@ -55,8 +64,16 @@ class SelectionError(ValueError, AttributeError):
     """
 
 
+def rule_name(rule: str) -> str:
+    """The name in :data:`RULES` of the rule ``rule`` names (itself, or the rule an alias
+    names); anything else is returned as it is, for the caller to reject."""
+    return ALIASES.get(rule, rule) if isinstance(rule, str) else rule
+
+
 def chosen_row(choices: dict[str, int], rule: str) -> int:
     """The row ``rule`` chooses, from the ``choices`` a fit recorded (rule → row).
+
+    A rule and its aliases read the same row, whichever name the fit recorded it by.
 
     Raises
     ------
@@ -64,6 +81,8 @@ def chosen_row(choices: dict[str, int], rule: str) -> int:
         If ``rule`` is no rule, or is ``"cv"`` and the fit did not compute the
         cross-validated errors (a fit with ``model_selection="cv"`` does).
     """
+    choices = {rule_name(name): row for name, row in choices.items()}
+    rule = rule_name(rule)
     if isinstance(rule, str) and rule in choices:
         return choices[rule]
     if rule == "cv":
@@ -80,9 +99,10 @@ def select(losses: Sequence[float], complexities: Sequence[int], rule: str, best
 
     ``losses`` and ``complexities`` are the front's rows, simplest first; ``best``
     is the position of τ*; ``cv_errors`` (rows, S), each row's held-out squared
-    errors (:func:`cross_validated_errors`), for ``"cv"``.
+    errors (:func:`cross_validated_errors`), for ``"cv"``. An alias picks what its rule does.
     """
-    if rule == "reward":
+    rule = rule_name(rule)
+    if rule == "criterion":
         return best
     if rule == "accuracy":
         return min(range(len(losses)), key=lambda i: (losses[i], i))

@@ -14,22 +14,31 @@ and numbers; the formula file holds exactly those, as JSON:
 * the estimator's parameters (``settings``).
 
 Reading it (:func:`read_formula_file`) builds SymPy nodes from a fixed table
-of node kinds and functions, numbers from their digits, and trees from token
-names of a :class:`~cadsr_sklearn.Library` whose custom operators are looked
-up by their registered name (:func:`~cadsr_sklearn.register_operator`): no
-pickle, no ``eval``, no import. What it gives back (:class:`FormulaFile`) is
-everything a fitted estimator shows and predicts with, so the estimator built
-from it (:func:`load_model`, behind ``CADSRRegressor.load_formula``) predicts,
-prints, exports and reports as the original did, ``return_std`` included; it
-holds no search to continue (no ``warm_start`` from it) and no ``candidates_``.
+of node kinds and functions, numbers from their digits
+(:mod:`~cadsr_sklearn.reporting.sympy_json`), and trees from token names of a
+:class:`~cadsr_sklearn.Library` whose custom operators are looked up by their
+registered name (:func:`~cadsr_sklearn.register_operator`): no pickle, no
+``eval``, no import. What it gives back (:class:`FormulaFile`) is everything a
+fitted estimator shows and predicts with, so the estimator built from it
+(:func:`load_model`, behind ``CADSRRegressor.load_formula``) predicts, prints,
+exports and reports as the original did, ``return_std`` included; it holds no
+search to continue (no ``warm_start`` from it) and no ``candidates_``.
+
+A file is data from anywhere, corrupted or edited on its way: the reader takes
+every field at its type and within its bounds, checks that the parts of each
+row agree (the tree that ``predict`` evaluates, its SymPy form and its text, at
+the probe points written with it) and that the file is as it was written (its
+checksum): :mod:`~cadsr_sklearn.reporting.formula_checks` says how and why.
+Whatever is wrong, reading raises one :class:`ValueError` that names the file,
+and where it is a row, the row.
 
 Floats are written as JSON numbers with every digit (Python's ``repr``), so
 constants and predictions round-trip exactly; NaN and ±inf, which JSON lacks,
 are the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``.
 
-The layout (schema 1)::
+The layout (schema 2; schema 1 was the same without ``probes`` and ``checksum``)::
 
-    {"format": "cadsr-formula", "schema_version": 1, "written_by": "cadsr-sklearn 0.3.0",
+    {"format": "cadsr-formula", "schema_version": 2, "written_by": "cadsr-sklearn 0.3.0",
      "settings": {"binary_operators": ["add", …], …},    # get_params(), operators by name
      "tuple_settings": ["binary_operators", …],          # those that were tuples
      "features": {"names": ["m", "v"] or null, "symbols": ["m", "v"]},
@@ -49,20 +58,19 @@ The layout (schema 1)::
                    "constants": {"form": <SymPy>, "names": ["c0"], "shown": ["0.5"],
                                  "uncertainty": {…}, "fixed": [{"name", "shown", "value",
                                                                 "fitted", "index"}]},
-                   "unsnapped": <tree> or null, "unsnapped_uncertainty": {…} or null}, …],
-        "selections": {"reward": 1, "accuracy": 2, "score": 1},  # each rule's row
+                   "unsnapped": <tree> or null, "unsnapped_uncertainty": {…} or null,
+                   "probes": [[1.23, 4.5], …]}, …],        # where tree, form and text agree
+        "selections": {"criterion": 1, "accuracy": 2, "score": 1},  # each rule's row
         "unsnapped": <tree>, "guesses": [<front row> + {"guess": "0.5*m*v*v"}, …],
         "y_variance": …, "history": [{"epoch": 0, "best_reward": …, …}, …],
-        "n_epochs": 5, "n_evaluations": 320, "stop_reason": "n_epochs", "interrupted": false}]}
+        "n_epochs": 5, "n_evaluations": 320, "stop_reason": "n_epochs", "interrupted": false}],
+     "checksum": "sha256:…"}                              # of all the rest (formula_checks)
 
 A tree's tokens are breadth-first (:class:`~cadsr_sklearn.Expression`); its
-constants are in that order. A SymPy expression is ``{"symbol": "m"}``,
-``{"integer": "2"}``, ``{"rational": ["1", "2"]}``, ``{"float": [sign,
-mantissa in hex, exponent, bits], "precision": 53}`` (exact), ``{"number":
-"pi"}``, or ``{"node": "Mul", "args": […]}`` for SymPy's ``Add``, ``Mul``,
-``Pow``, ``Max``, ``Min`` and its functions (``exp``, ``log``, ``Abs``…);
-``{"undefined": name, "args": […]}`` for any other function (a custom
-operator's own SymPy class reads back as an undefined function of its name).
+constants are in that order. A SymPy expression is nested JSON
+(:mod:`~cadsr_sklearn.reporting.sympy_json`): ``{"symbol": "m"}``,
+``{"integer": "2"}``, ``{"float": [sign, mantissa in hex, exponent, bits],
+"precision": 53}`` (exact), ``{"node": "Mul", "args": […]}``….
 """
 
 from __future__ import annotations
@@ -81,28 +89,23 @@ from .._version import __version__
 from ..expressions.custom_operators import Operator
 from ..expressions.expression import Expression
 from ..front.rows import FrontRow
-from ..front.rows import GuessRow
-from ..expressions.library import Library
-from ..multioutput import JoinedOutputs, Output, outputs_of
-from ..front.shown_constants import FixedConstant, ShownConstants
+from ..front.shown_constants import ShownConstants
 from ..front.uncertainty import ConstantUncertainty
+from ..multioutput import JoinedOutputs, Output, outputs_of
 from ..units.quantities import Units
+from .formula_checks import checksum, choose_probes
+from .formula_parts import (NONFINITE, Invalid, as_list, as_object, as_strings, as_text,
+                            read_output, short)
+from .sympy_json import to_json
 
 __all__ = ["FORMAT", "SCHEMA_VERSION", "FormulaFile", "write_formula_file",
            "read_formula_file", "load_model"]
 
 #: The file's ``format`` field: what it is.
 FORMAT = "cadsr-formula"
-#: The layout's version; a reader refuses files of a later one.
-SCHEMA_VERSION = 1
-
-_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-# SymPy's named numbers, written by name.
-_NAMED_NUMBERS = {"pi": sympy.pi, "E": sympy.E, "EulerGamma": sympy.EulerGamma,
-                  "GoldenRatio": sympy.GoldenRatio, "Catalan": sympy.Catalan, "I": sympy.I,
-                  "oo": sympy.oo, "-oo": -sympy.oo, "zoo": sympy.zoo, "nan": sympy.nan}
-_CORE_NODES = {"Add": sympy.Add, "Mul": sympy.Mul, "Pow": sympy.Pow, "Max": sympy.Max,
-               "Min": sympy.Min}
+#: The layout's version; a reader refuses files of a later one. 2 added each row's
+#: probe points and the checksum.
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,9 @@ def write_formula_file(model, path) -> None:
         "device": str(model.device_),
         "outputs": [_output(output) for output in outputs_of(model)],
     }
+    # sealed as a reader will see it: the content parsed back from its JSON
+    document = json.loads(json.dumps(document, allow_nan=False))
+    document["checksum"] = checksum(document)
     text = json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False)
     Path(path).write_text(text + "\n", encoding="utf-8")
 
@@ -139,13 +145,14 @@ def write_formula_file(model, path) -> None:
 def _output(output: Output) -> dict:
     front, model = output.front, output.estimator  # its front, and its search's record
     library = front.rows[0].expression.library
+    symbols = list(front.symbols)
     return {
         "target": output.target,
         "library": library.arguments(),
-        "front": [_front_row(row) for row in front.rows],
+        "front": [_front_row(row, symbols) for row in front.rows],
         "selections": dict(front.selections),
         "unsnapped": _tree(model.unsnapped_expression_),
-        "guesses": [{"guess": g.guess, **_front_row(g)} for g in front.guesses],
+        "guesses": [{"guess": g.guess, **_front_row(g, symbols)} for g in front.guesses],
         "units": _units(front.data_units),
         "y_variance": _real(model.y_variance_),
         "history": [{k: _value(v) for k, v in record.items()} for record in model.history_],
@@ -157,10 +164,10 @@ def _output(output: Output) -> dict:
     }
 
 
-def _front_row(row: FrontRow) -> dict:
+def _front_row(row: FrontRow, symbols: list[str]) -> dict:
     return {
         "formula": row.formula,
-        "equation": _sympy(row.equation),
+        "equation": to_json(row.equation),
         "tree": _tree(row.expression),
         "complexity": int(row.complexity), "loss": _real(row.loss), "r2": _real(row.r2),
         "reward": _real(row.reward), "criterion": _real(row.criterion),
@@ -171,6 +178,8 @@ def _front_row(row: FrontRow) -> dict:
         "unsnapped": None if row.unsnapped is None else _tree(row.unsnapped),
         "unsnapped_uncertainty": (None if row.unsnapped_uncertainty is None
                                   else _uncertainty(row.unsnapped_uncertainty)),
+        # points where its tree, SymPy form and text agree, for the reader to check
+        "probes": choose_probes(row, symbols),
     }
 
 
@@ -187,7 +196,7 @@ def _uncertainty(u: ConstantUncertainty) -> dict:
 
 
 def _shown(shown: ShownConstants) -> dict:
-    return {"form": _sympy(shown.form), "names": list(shown.names), "shown": list(shown.shown),
+    return {"form": to_json(shown.form), "names": list(shown.names), "shown": list(shown.shown),
             "uncertainty": _uncertainty(shown.uncertainty),
             "fixed": [{"name": f.name, "shown": f.shown, "value": _real(f.value),
                        "fitted": None if f.fitted is None else _uncertainty(f.fitted),
@@ -201,28 +210,6 @@ def _units(units: Units | None) -> dict | None:
             "target": None if units.target is None else _reals(units.target),
             "feature_labels": list(units.feature_labels), "target_label": units.target_label,
             "dimensional_constant": bool(units.dimensional_constant)}
-
-
-def _sympy(expr: sympy.Basic) -> Any:
-    """``expr`` as nested JSON: a symbol, a number, or a node with its arguments."""
-    if expr.is_Symbol:
-        return {"symbol": expr.name}
-    for name, number in _NAMED_NUMBERS.items():
-        if expr is number:
-            return {"number": name}
-    if expr.is_Integer:
-        return {"integer": str(expr)}
-    if expr.is_Rational:
-        return {"rational": [str(expr.p), str(expr.q)]}
-    if expr.is_Float:
-        sign, mantissa, exponent, bits = expr._mpf_
-        return {"float": [sign, format(mantissa, "x"), exponent, bits], "precision": expr._prec}
-    args = [_sympy(a) for a in expr.args]
-    if _known_node(type(expr).__name__) is type(expr):
-        return {"node": type(expr).__name__, "args": args}
-    # an undefined function, or a node of a user's own (a custom operator's SymPy form):
-    # read back as an undefined function of that name, which prints the same
-    return {"undefined": expr.func.__name__, "args": args}
 
 
 def _setting(value) -> Any:
@@ -271,29 +258,39 @@ def load_model(path, estimator_class):
     Raises
     ------
     ValueError
-        As :func:`read_formula_file`, and for settings the class does not take (a
-        file written by another version).
+        As :func:`read_formula_file`, and for settings the class does not take or
+        does not allow (a file written by another version, or edited).
     """
     saved = read_formula_file(path)
     try:
         outputs = [estimator_class(**saved.settings) for _ in saved.outputs]
-    except TypeError as err:  # a parameter this version does not have
-        raise ValueError(f"{path}: {err}; it was written by another version of "
-                         "cadsr-sklearn.") from None
+        outputs[0]._validate_params()  # the values each parameter may take
+    except (TypeError, ValueError) as err:  # a parameter this version does not have
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"{path}: its settings are not this version's ({first}); it was "
+                         "written by another version of cadsr-sklearn, or edited.") from None
     for output, attributes, target in zip(outputs, saved.outputs,
                                           saved.shared["target_names_"]):
         vars(output).update(saved.shared, **attributes, target_names_=[target],
                             n_outputs_=1, version_=__version__)
-    if len(outputs) == 1:
-        return outputs[0]
-    model = estimator_class(**saved.settings)
-    vars(model).update(saved.shared)
-    vars(model).update(JoinedOutputs(outputs, saved.shared["target_names_"]).attributes())
+    model = outputs[0]
+    if len(outputs) > 1:
+        model = estimator_class(**saved.settings)
+        vars(model).update(saved.shared)
+        vars(model).update(JoinedOutputs(outputs, saved.shared["target_names_"]).attributes())
+    for j, output in enumerate(outputs_of(model)):
+        try:
+            output.front.chosen  # the row model_selection chooses: one the file recorded
+        except ValueError as err:
+            raise ValueError(f"{path}: output {j}: {err}") from None
     return model
 
 
-class _Invalid(ValueError):
-    """The file is not a formula file this version can read; the message says why."""
+#: What a malformed file can make the reading code raise where a check is missing: each
+#: is reported as the ValueError that names the file.
+_MALFORMED = (KeyError, TypeError, ValueError, IndexError, AttributeError, ArithmeticError,
+              RecursionError)
+_MAX_INT_DIGITS = 400  # a JSON integer: counts and indices; what reads as a number at all
 
 
 def read_formula_file(path) -> FormulaFile:
@@ -304,8 +301,11 @@ def read_formula_file(path) -> FormulaFile:
     ValueError
         For a file that is not a formula file (a pickle or joblib file, other
         JSON), one written with a later schema, one whose formulas use an
-        operator that is not registered, or one whose content is malformed;
-        the message names the file and what is wrong.
+        operator that is not registered, one whose content is malformed, and
+        one whose parts disagree (a row's tree, SymPy form and text at its
+        probe points) or that was changed after it was written (its checksum);
+        the message names the file, what is wrong, and where it is a row of
+        the front, the output and the row.
     """
     raw = Path(path).read_bytes()
     if raw.lstrip()[:1] != b"{":  # a pickle, or a compressed one (joblib): never unpickled
@@ -314,47 +314,87 @@ def read_formula_file(path) -> FormulaFile:
                          "pickle or joblib file is refused unread, since loading one runs the "
                          "code it holds (joblib.load it only if you trust its source).")
     try:
-        document = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, _Invalid) as err:
+        document = json.loads(raw.decode("utf-8"), parse_constant=_no_constant,
+                              parse_int=_json_int, parse_float=_json_float)
+    except (UnicodeDecodeError, json.JSONDecodeError, Invalid) as err:
         raise ValueError(f"{path}: not a formula file (not JSON: {err}).") from None
     except RecursionError:
         raise ValueError(f"{path}: not a formula file (nested too deeply).") from None
     try:
         return _document(document)
-    except _Invalid as err:
+    except Invalid as err:
         raise ValueError(f"{path}: {err}") from None
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError) as err:
+    except KeyError as err:
+        raise ValueError(f"{path}: not a valid formula file (it has no field {err}).") from None
+    except _MALFORMED as err:
         raise ValueError(f"{path}: not a valid formula file ({type(err).__name__}: "
                          f"{err}).") from None
 
 
 def _no_constant(name: str):
-    raise _Invalid(f"{name} is not JSON")
+    raise Invalid(f"{name} is not JSON")
+
+
+def _json_int(text: str) -> int:
+    # Python reads up to 4300 digits, slowly; no count in a formula file has 400
+    if len(text) > _MAX_INT_DIGITS:
+        raise Invalid(f"an integer of {len(text)} digits")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: JSON has no infinity (the file writes "Infinity")
+        raise Invalid(f"the number {text[:30]} is beyond float64")
+    return value
 
 
 def _document(document) -> FormulaFile:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise _Invalid(f"not a formula file (no \"format\": \"{FORMAT}\" field).")
+        raise Invalid(f"not a formula file (no \"format\": \"{FORMAT}\" field).")
     version = document.get("schema_version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise _Invalid(f"written with formula-file schema {version!r} "
-                       f"({document.get('written_by', 'unknown writer')}); this cadsr-sklearn "
-                       f"{__version__} reads schema {SCHEMA_VERSION} and earlier: upgrade it.")
-    settings = {key: _parameter(value) for key, value in document["settings"].items()}
-    for key in document.get("tuple_settings", ()):
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise Invalid(f"not a formula file (its schema_version is {version!r}).")
+    if version > SCHEMA_VERSION:
+        raise Invalid(f"written with formula-file schema {version!r} "
+                      f"({document.get('written_by', 'unknown writer')}); this cadsr-sklearn "
+                      f"{__version__} reads schema {SCHEMA_VERSION} and earlier: upgrade it.")
+    settings = {key: _parameter(value) for key, value
+                in as_object(document["settings"], "settings").items()}
+    for key in as_strings(document.get("tuple_settings", []), "tuple_settings"):
+        if not isinstance(settings.get(key), list):
+            raise Invalid(f"tuple_settings names {key!r}, which is no list setting.")
         settings[key] = tuple(settings[key])
-    features = document["features"]
-    symbols = [str(s) for s in features["symbols"]]
-    shared = {"n_features_in_": len(symbols), "symbol_names_": symbols,
-              "device_": str(document["device"]),
-              "target_names_": [str(o["target"]) for o in document["outputs"]]}
-    if features["names"] is not None:
-        shared["feature_names_in_"] = np.array([str(n) for n in features["names"]],
-                                               dtype=object)
-    outputs = [_read_output(output) for output in document["outputs"]]
+    features = as_object(document["features"], "features")
+    symbols = _symbols(features["symbols"])
+    outputs = as_list(document["outputs"], "outputs")
     if not outputs:
-        raise _Invalid("the file holds no output.")
-    return FormulaFile(settings, shared, outputs)
+        raise Invalid("the file holds no output.")
+    shared = {"n_features_in_": len(symbols), "symbol_names_": symbols,
+              "device_": as_text(document["device"], "device"),
+              "target_names_": [as_text(as_object(o, "an output")["target"], "a target")
+                                for o in outputs]}
+    if features["names"] is not None:
+        names = as_strings(features["names"], "the feature names")
+        if len(names) != len(symbols):
+            raise Invalid(f"{len(names)} feature names for {len(symbols)} symbols.")
+        shared["feature_names_in_"] = np.array(names, dtype=object)
+    read = [read_output(j, output, symbols, settings, version)
+            for j, output in enumerate(outputs)]
+    # last: a part that is malformed, or a row whose parts disagree, is named as such
+    _check_seal(document)
+    return FormulaFile(settings, shared, read)
+
+
+def _check_seal(document: dict) -> None:
+    """Refuse a file changed after it was written: its checksum no longer matches."""
+    if "checksum" not in document:
+        return  # schema 1, or removed to load an edit: the rows' probe points still hold
+    if document["checksum"] != checksum(document):
+        raise Invalid("its content is not what was written: its checksum does not match "
+                      "(the file is corrupted, or was edited). A formula file is written "
+                      "whole by save_formula; to load a file edited on purpose, remove its "
+                      "\"checksum\" field (its formulas are still checked).")
 
 
 def _parameter(value) -> Any:
@@ -363,161 +403,19 @@ def _parameter(value) -> Any:
         return [_parameter(v) for v in value]
     if isinstance(value, dict):
         return {k: _parameter(v) for k, v in value.items()}
-    if isinstance(value, str) and value in _NONFINITE:
-        return _NONFINITE[value]
+    if isinstance(value, str) and value in NONFINITE:
+        return NONFINITE[value]
     return value
 
 
-def _read_output(output: dict) -> dict:
-    library = _library(output["library"])
-    front = [_read_front_row(row, library) for row in output["front"]]
-    if not front:
-        raise _Invalid("an output has an empty front.")
-    selections = {str(rule): int(i) for rule, i in output["selections"].items()}
-    if any(not 0 <= i < len(front) for i in selections.values()):
-        raise _Invalid("a selection points outside the front.")
-    guesses = [GuessRow.of(_read_front_row(g, library), str(g["guess"]))
-               for g in output["guesses"]]
-    return {
-        "front_rows_": front, "selections_": selections,
-        "unsnapped_expression_": _read_tree(output["unsnapped"], library),
-        "guesses_": guesses, "data_units_": _read_units(output["units"]),
-        "y_variance_": _read_real(output["y_variance"]),
-        "history_": [{str(k): _read_value(v) for k, v in r.items()} for r in output["history"]],
-        "n_epochs_": int(output["n_epochs"]), "n_evaluations_": int(output["n_evaluations"]),
-        "stop_reason_": str(output["stop_reason"]), "interrupted_": bool(output["interrupted"]),
-        "found_by_": _read_found_by(output.get("found_by")), "search_state_": None,
-    }
+def _symbols(value) -> list[str]:
+    """The features' symbols: distinct names a formula can hold (identifiers)."""
+    symbols = as_strings(value, "the features' symbols")
+    if not symbols:
+        raise Invalid("the file has no features.")
+    bad = [s for s in symbols if not s.isidentifier()]
+    if bad or len(set(symbols)) != len(symbols):
+        raise Invalid(f"the features' symbols {short(symbols)} are not distinct names.")
+    return symbols
 
 
-def _read_found_by(value) -> str | None:
-    """The proposer that wrote τ*: a name, or None (also for files written before it was kept)."""
-    if value is not None and not isinstance(value, str):
-        raise _Invalid(f"'found_by' must be a string or null, got {value!r}.")
-    return value
-
-
-def _library(arguments: dict) -> Library:
-    """The file's token library; its custom operators by the names they are registered under."""
-    try:
-        return Library(int(arguments["n_features"]), tuple(map(str, arguments["binary_operators"])),
-                       tuple(map(str, arguments["unary_operators"])),
-                       bool(arguments["use_constants"]), bool(arguments["use_one"]),
-                       {str(k): int(v) for k, v in arguments["operator_complexity"].items()})
-    except ValueError as err:  # an operator not registered here: the library says which
-        raise _Invalid(f"{err} Register it under the name the file gives before loading.") \
-            from None
-
-
-def _read_tree(tree: dict, library: Library) -> Expression:
-    return Expression(library.encode(tree["tokens"]), library, _read_reals(tree["constants"]),
-                      np.array(tree["fixed"], dtype=bool))
-
-
-def _read_front_row(row: dict, library: Library) -> FrontRow:
-    unsnapped = row["unsnapped"]
-    unsnapped_uncertainty = row["unsnapped_uncertainty"]
-    return FrontRow(
-        complexity=int(row["complexity"]), loss=_read_real(row["loss"]),
-        r2=_read_real(row["r2"]), reward=_read_real(row["reward"]),
-        criterion=_read_real(row["criterion"]), equation=_read_sympy(row["equation"]),
-        formula=str(row["formula"]), expression=_read_tree(row["tree"], library),
-        digits=int(row["digits"]), uncertainty=_read_uncertainty(row["uncertainty"]),
-        constants=_read_shown(row["constants"]), selected=bool(row["selected"]),
-        cv_loss=None if row["cv_loss"] is None else _read_real(row["cv_loss"]),
-        unsnapped=None if unsnapped is None else _read_tree(unsnapped, library),
-        unsnapped_uncertainty=(None if unsnapped_uncertainty is None
-                               else _read_uncertainty(unsnapped_uncertainty)))
-
-
-def _read_uncertainty(u: dict) -> ConstantUncertainty:
-    values = _read_reals(u["values"])
-    fixed = np.array(u["fixed"], dtype=bool).reshape(-1)
-    q = int(len(values) - fixed.sum())
-    covariance = _read_reals(u["covariance"]).reshape(q, q)
-    identifiable = np.array(u["identifiable"], dtype=bool).reshape(q)
-    if len(fixed) != len(values):
-        raise _Invalid("an uncertainty's fixed flags do not match its values.")
-    return ConstantUncertainty(values, fixed, covariance, identifiable,
-                               _read_real(u["residual_variance"]), _read_real(u["dof"]))
-
-
-def _read_shown(shown: dict) -> ShownConstants:
-    fixed = tuple(FixedConstant(str(f["name"]), str(f["shown"]), _read_real(f["value"]),
-                                None if f["fitted"] is None else _read_uncertainty(f["fitted"]),
-                                int(f["index"])) for f in shown["fixed"])
-    return ShownConstants(_read_sympy(shown["form"]), tuple(map(str, shown["names"])),
-                          tuple(map(str, shown["shown"])), _read_uncertainty(shown["uncertainty"]),
-                          fixed)
-
-
-def _read_units(units: dict | None) -> Units | None:
-    if units is None:
-        return None
-    base = tuple(map(str, units["base"]))
-    target = units["target"]
-    return Units(base, _read_reals(units["features"]).reshape(-1, len(base)),
-                 None if target is None else _read_reals(target).reshape(len(base)),
-                 tuple(map(str, units["feature_labels"])),
-                 None if units["target_label"] is None else str(units["target_label"]),
-                 bool(units["dimensional_constant"]))
-
-
-def _read_sympy(node) -> sympy.Expr:
-    """A SymPy expression from :func:`_sympy`'s JSON, built from the tables only."""
-    if not isinstance(node, dict):
-        raise _Invalid(f"a formula node is {type(node).__name__}, not an object.")
-    if "symbol" in node:
-        return sympy.Symbol(str(node["symbol"]))
-    if "number" in node:
-        if node["number"] not in _NAMED_NUMBERS:
-            raise _Invalid(f"unknown named number {node['number']!r}.")
-        return _NAMED_NUMBERS[node["number"]]
-    if "integer" in node:
-        return sympy.Integer(int(str(node["integer"])))
-    if "rational" in node:
-        p, q = node["rational"]
-        return sympy.Rational(int(str(p)), int(str(q)))
-    if "float" in node:
-        sign, mantissa, exponent, bits = node["float"]
-        mpf = (int(sign), format(int(str(mantissa), 16), "x"), int(exponent), int(bits))
-        return sympy.Float(mpf, precision=int(node["precision"]))
-    args = [_read_sympy(a) for a in node["args"]]
-    if "undefined" in node:
-        return sympy.Function(str(node["undefined"]))(*args)
-    kind = _known_node(str(node["node"]))
-    if kind is None:
-        raise _Invalid(f"unknown formula node {node['node']!r}.")
-    return kind(*args, evaluate=False)
-
-
-def _known_node(name: str) -> type | None:
-    """SymPy's class for a node name: Add, Mul, Pow, Max, Min or one of SymPy's functions."""
-    if name in _CORE_NODES:
-        return _CORE_NODES[name]
-    function = getattr(sympy.functions, name, None)
-    if isinstance(function, type) and issubclass(function, sympy.Function):
-        return function
-    return None
-
-
-def _read_value(v) -> Any:
-    if isinstance(v, str) and v in _NONFINITE:
-        return _NONFINITE[v]
-    return v
-
-
-def _read_real(x) -> float:
-    if isinstance(x, str):
-        if x not in _NONFINITE:
-            raise _Invalid(f"{x!r} is not a number.")
-        return _NONFINITE[x]
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise _Invalid(f"{x!r} is not a number.")
-    return float(x)
-
-
-def _read_reals(values) -> np.ndarray:
-    if isinstance(values, list):
-        return np.array([_read_reals(v) for v in values], dtype=np.float64)
-    return np.float64(_read_real(values))

@@ -12,7 +12,7 @@ alone; a fitted one, for instance::
 
     CADSRRegressor(max_time=20, random_state=0)
     T = 6.282*sqrt(L/g)
-      k = 7, training R² = 0.999571; model_selection='reward' chose row 3 of 5
+      k = 7, training R² = 0.999571; model_selection='criterion' chose row 3 of 5
       row    k    train R²  formula
          0    2   -0.616600  sqrt(L)
          1    3    0.331445  L + 1

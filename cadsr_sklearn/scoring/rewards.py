@@ -1,9 +1,10 @@
-"""Rewards R(τ) of fitted expressions, and the rank mapping f of the risk-seeking policy.
+"""Rewards R(τ) of fitted expressions.
 
 Higher is better everywhere. An expression whose predictions are not finite on
 every training row (or so large that the squared error overflows) is invalid and
-scores ``-inf``, the worst possible reward; :func:`rank_weights` gives it weight
-0, so it never enters the top set.
+scores ``-inf``, the worst possible reward; the policy update's rank mapping
+(:func:`~cadsr_sklearn.search.rank_mapping.rank_weights`) gives it weight 0, so it
+never enters the top set.
 
 Rewards
 -------
@@ -130,7 +131,6 @@ __all__ = [
     "mdl",
     "mse",
     "nrmse",
-    "rank_weights",
 ]
 
 #: Names accepted by :func:`make_reward`.
@@ -579,45 +579,3 @@ def make_reward(
     else:
         options = {}
     return Reward(name, targets, options, rows)
-
-
-# --------------------------------------------------------------------------- rank mapping
-def rank_weights(
-    rewards: np.ndarray, alpha: float, batch_size: int, lam: float
-) -> np.ndarray:
-    """The step-wise rank mapping f of eq. (11).
-
-    f(τ) = λ · ReLU(1 − |{τ' : R(τ') > R(τ)}| / (α·B/100)), counted over the whole
-    set passed in (e.g. memory plus new samples). Ties share a weight (only
-    strictly greater rewards count), so the top α% always get a positive weight
-    even when their rewards are equal: there is no tail barrier. ``-inf`` and NaN
-    rewards get 0.
-
-    Parameters
-    ----------
-    rewards : ndarray of shape (N,)
-    alpha : float
-        Risk-seeking percentage, 0 < α ≤ 100 (the paper uses 5).
-    batch_size : int
-        B.
-    lam : float
-        λ > 0.
-
-    Returns
-    -------
-    ndarray of shape (N,)
-        Weights in [0, λ].
-    """
-    if not 0 < alpha <= 100:
-        raise ValueError(f"alpha is a percentage in (0, 100], got {alpha}.")
-    if int(batch_size) < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}.")
-    if not lam > 0:
-        raise ValueError(f"lam must be > 0, got {lam}.")
-    r = np.asarray(rewards, dtype=np.float64).reshape(-1)
-    r = np.where(np.isnan(r), -np.inf, r)
-    ordered = np.sort(r)  # ascending
-    greater = r.size - np.searchsorted(ordered, r, side="right")  # |{τ': R(τ') > R(τ)}|
-    weights = lam * np.maximum(0.0, 1.0 - greater / (alpha * int(batch_size) / 100.0))
-    weights[r == -np.inf] = 0.0
-    return weights

@@ -21,7 +21,7 @@ The epoch loop (:mod:`cadsr_sklearn.search.training`) scores each batch with a
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -85,6 +85,11 @@ class Candidate:
     #: The proposer that first wrote it (:mod:`cadsr_sklearn.search.proposers`); None
     #: until the search hands it to one.
     origin: str | None = None
+    #: The rows of the training table its constants were fitted on (least squares on
+    #: them), where their uncertainty is judged; None: every row. Carried by the
+    #: candidate, not asked of a scorer, because the answer can hold fits of two scorers
+    #: (the loop's on a batch or subsample, the answer's on every row).
+    fitted_rows: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.criterion is None:
@@ -118,6 +123,12 @@ class HallOfFame:
             best = self.by_complexity.get(cand.complexity)
             if best is None or cand.criterion > best.criterion:
                 self.by_complexity[cand.complexity] = cand
+
+    def copy(self) -> "HallOfFame":
+        """A hall of fame of the same candidates, updated apart from this one."""
+        copied = HallOfFame()
+        copied.by_complexity = dict(self.by_complexity)
+        return copied
 
     def pareto_front(self, keep: Candidate | None = None) -> list[Candidate]:
         """Candidates whose loss is lower than that of every simpler candidate, one per complexity.
@@ -158,7 +169,8 @@ class Scorer:
 
     def __init__(self, fitter: ConstantFitter, reward: Reward, X: np.ndarray,
                  screen: ConstantFitter | None = None, n_full_refits: int = 0,
-                 criterion: Reward | None = None, units: UnitsRule | None = None):
+                 criterion: Reward | None = None, units: UnitsRule | None = None,
+                 table_rows: np.ndarray | None = None):
         if criterion is not None and not criterion.shares_targets(reward):
             raise ValueError("The criterion must be bound to the reward's targets and weights.")
         self.fitter, self.reward = fitter, reward
@@ -168,6 +180,14 @@ class Scorer:
         self.criterion = criterion  # None: the reward judges the answer too
         self.screen, self.n_full_refits = screen, n_full_refits
         self.X = np.ascontiguousarray(X, dtype=np.float64)
+        #: The rows of the training table that ``X`` holds (a row batch, or the answer's
+        #: sample of a huge table); None: ``X`` is the table. The fitters' ``rows_``
+        #: index ``X``; a candidate's ``fitted_rows`` index the table.
+        self.table_rows = table_rows
+        # in the table's rows, once: every candidate of a fitter shares its array
+        self._fitter_rows, self._screen_rows = (
+            None if f is None else f.rows_ if table_rows is None else table_rows[f.rows_]
+            for f in (fitter, screen))
         self.cache: dict[tuple, Candidate] = {}
         #: Keys whose constants were fitted on all the fitter's rows.
         self.fitted_on_all_rows: set = set()
@@ -193,7 +213,10 @@ class Scorer:
         for tokens, constants, fixed, *scores in packed:
             expression = Expression(tokens, library, np.frombuffer(constants).copy(),
                                     np.frombuffer(fixed, dtype=bool).copy())
-            self.cache[expression.key] = Candidate(expression, *scores)
+            candidate = Candidate(expression, *scores)
+            candidate.fitted_rows = self._table_rows(self.screen if candidate.screened
+                                                     else self.fitter)
+            self.cache[expression.key] = candidate
 
     @property
     def n_rejected_for_units(self) -> int:
@@ -265,11 +288,9 @@ class Scorer:
             self.fitted_on_all_rows.add(cand.expression.key)
         return [self.cache[e.key] for e in expressions]
 
-    def fitted_rows(self, candidate: Candidate) -> np.ndarray:
-        """The training rows ``candidate``'s constants were fitted on (least squares on
-        them), where their uncertainty is to be judged: the screening rows for a screened
-        fit that was not refitted on all rows (as after a Ctrl-C), else all the fitter's rows."""
-        return (self.screen if candidate.screened else self.fitter).rows_
+    def _table_rows(self, fitter: ConstantFitter) -> np.ndarray:
+        """The rows of the training table ``fitter`` (this scorer's or its screen) fits on."""
+        return self._screen_rows if fitter is self.screen else self._fitter_rows
 
     def refit(self, expressions: list[Expression], fresh_starts: bool = True) -> list[Candidate]:
         """Candidates fitted afresh, each first from the constants it holds; no cache.
@@ -287,7 +308,8 @@ class Scorer:
             return self._fit_and_score_all(expressions, fitter, from_held, fresh_starts)
         consistent = [j for j, e in enumerate(expressions) if self.units.consistent(e)]
         candidates = [Candidate(e, -math.inf, math.inf, screened=fitter is self.screen,
-                                rejected_for_units=True) for e in expressions]
+                                rejected_for_units=True, fitted_rows=self._table_rows(fitter))
+                      for e in expressions]
         fit_held = np.zeros(len(expressions), dtype=bool)  # nothing fitted for the rejected
         scored = self._fit_and_score_all([expressions[j] for j in consistent], fitter,
                                          from_held, fresh_starts)
@@ -298,11 +320,12 @@ class Scorer:
     def _fit_and_score_all(self, expressions: list[Expression], fitter: ConstantFitter,
                            from_held: bool, fresh_starts: bool) -> "_Scored":
         reuse = self.reuse_outputs and fitter is self.fitter
-        screened = fitter is self.screen
+        screened, rows = fitter is self.screen, self._table_rows(fitter)
         fits = fitter.fit(expressions, keep_outputs=reuse, from_held=from_held,
                           fresh_starts=fresh_starts)
         fitted, outputs = fits.expressions, fits.outputs
-        candidates = [Candidate(expr, -math.inf, math.inf, screened=screened) for expr in fitted]
+        candidates = [Candidate(expr, -math.inf, math.inf, screened=screened, fitted_rows=rows)
+                      for expr in fitted]
         to_evaluate = []
         for j, (expr, ok) in enumerate(zip(fitted, fits.success)):
             if not ok:  # a failed fit leaves NaN constants: nothing to evaluate
@@ -311,24 +334,26 @@ class Scorer:
             if out is None:
                 to_evaluate.append(j)
             else:
-                candidates[j] = self._candidate(expr, out, screened)
+                candidates[j] = self._candidate(expr, out, screened, rows)
         chunk = max(1, _EVALUATION_FLOATS // max(1, len(self.X)))  # predictions held at once
         for lo in range(0, len(to_evaluate), chunk):
             part = to_evaluate[lo:lo + chunk]
             Y = evaluate_many([fitted[j] for j in part], self.X, fitter.n_jobs,
                               stop_at_nonfinite=True)
             for j, y_pred in zip(part, Y):
-                candidates[j] = self._candidate(fitted[j], y_pred, screened)
+                candidates[j] = self._candidate(fitted[j], y_pred, screened, rows)
         return _Scored(candidates, fits.success)
 
-    def _candidate(self, expr: Expression, y_pred: np.ndarray, screened: bool) -> Candidate:
+    def _candidate(self, expr: Expression, y_pred: np.ndarray, screened: bool,
+                   fitted_rows: np.ndarray) -> Candidate:
         # One pass over the rows serves the reward, the loss and the criterion alike.
         valid = self.reward.residuals(y_pred)
         if valid is None:  # not finite, or its squared error overflows
-            return Candidate(expr, -math.inf, math.inf, screened=screened)
+            return Candidate(expr, -math.inf, math.inf, screened=screened,
+                             fitted_rows=fitted_rows)
         criterion = None if self.criterion is None else self.criterion.of_residuals(valid, expr)
         return Candidate(expr, self.reward.of_residuals(valid, expr), valid.mean_square,
-                         criterion, screened)
+                         criterion, screened, fitted_rows=fitted_rows)
 
 
 @dataclass(frozen=True)

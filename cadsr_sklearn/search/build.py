@@ -220,7 +220,8 @@ def build_scoring(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                          n_jobs, n_full_refits)
     else:
         scorer = _scorer(scoring, X[batch], y[batch], batch_weights(sample_weight, batch, len(y)),
-                         np.random.default_rng([numpy_seed, 1]), units, n_jobs, n_full_refits)
+                         np.random.default_rng([numpy_seed, 1]), units, n_jobs, n_full_refits,
+                         table_rows=batch)
     final_scorer = scorer
     if len(scorer.fitter.rows_) < len(y):  # a row batch, or a subsample of the rows
         final_scorer = _answer_scorer(scoring, X, y, sample_weight, numpy_seed, units, n_jobs)
@@ -241,11 +242,8 @@ def _answer_scorer(settings: ScoringSettings, X: np.ndarray, y: np.ndarray,
         X, y = X[rows], y[rows]
         sample_weight = None if sample_weight is None else sample_weight[rows]
     every_row = replace(settings, const_fit_samples=len(y), const_screen_samples=None)
-    scorer = _scorer(every_row, X, y, sample_weight, np.random.default_rng([numpy_seed, 3]),
-                     units, n_jobs, n_full_refits=0)
-    if rows is not None:  # Scorer.fitted_rows names rows of the training set
-        scorer.fitter.rows_ = rows
-    return scorer
+    return _scorer(every_row, X, y, sample_weight, np.random.default_rng([numpy_seed, 3]),
+                   units, n_jobs, n_full_refits=0, table_rows=rows)
 
 
 def score_batch(y: np.ndarray, row_batch: int | None, numpy_seed: int) -> np.ndarray | None:
@@ -278,9 +276,11 @@ def batch_weights(sample_weight: np.ndarray | None, batch: np.ndarray,
 
 def _scorer(settings: ScoringSettings, X: np.ndarray, y: np.ndarray,
             sample_weight: np.ndarray | None, rng: np.random.Generator, units: UnitsRule | None,
-            n_jobs: int | None, n_full_refits: int) -> Scorer:
+            n_jobs: int | None, n_full_refits: int,
+            table_rows: np.ndarray | None = None) -> Scorer:
     """The constant fitter (with its screening fitter), the reward and the criterion on
-    ``(X, y)``, as a :class:`Scorer`; ``rng`` draws the fitter's rows and starts."""
+    ``(X, y)``, as a :class:`Scorer`; ``rng`` draws the fitter's rows and starts;
+    ``table_rows``: the training table's rows ``X`` holds (None: all of them)."""
     fitter = ConstantFitter(X, y, sample_weight=sample_weight,
                             const_fit_samples=settings.const_fit_samples, random_state=rng,
                             n_jobs=n_jobs)
@@ -295,7 +295,7 @@ def _scorer(settings: ScoringSettings, X: np.ndarray, y: np.ndarray,
                  else make_reward(settings.criterion, y, X=X, information_rows=information_rows,
                                   sample_weight=sample_weight, likelihood=settings.likelihood))
     return Scorer(fitter, reward, X, screen=screen, n_full_refits=n_full_refits,
-                  criterion=criterion, units=units)
+                  criterion=criterion, units=units, table_rows=table_rows)
 
 
 def _exact_loss(tol: float, y_variance: float, floor: float) -> float:

@@ -15,7 +15,19 @@ same version and data. Files are replaced atomically
 (written beside the target, flushed to disk, renamed over it): a crash while
 writing leaves the previous checkpoint intact.
 
-Checkpoints are pickles: load only files you trust.
+The pickle is sealed (:func:`dumps`): a header, its length and its SHA-256
+come first, and :func:`loads` checks them before it unpickles anything. A
+file cut short (a full disk, a copy interrupted) or with bytes changed (a
+failing disk, a bad transfer) is refused with one ValueError that says so,
+where unpickling it could have raised anything (EOFError, TypeError,
+MemoryError, an AssertionError of torch), or loaded a search with corrupted
+weights without a word. Bytes without the header, from before it, are
+unpickled as they are, any failure a ValueError.
+
+Checkpoints are pickles, and a pickle runs code when it is loaded: the seal
+finds corruption, not forgery (anyone can write a sealed pickle of their own),
+so load only checkpoints you trust, as you would a script. The data to share
+is a formula file (:mod:`cadsr_sklearn.reporting.formula_file`), which is data.
 """
 
 from __future__ import annotations
@@ -23,9 +35,9 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import struct
 import tempfile
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,10 +45,11 @@ import numpy as np
 import torch
 
 from .._version import __version__
+from ..user_warning import warn_user
 from .build import Search
 
-__all__ = ["Checkpoint", "CheckpointWriter", "data_fingerprint", "dumps", "dumps_for_warm_start",
-           "loads", "read", "write"]
+__all__ = ["Checkpoint", "CheckpointWriter", "HEADER", "data_fingerprint", "dumps",
+           "dumps_for_warm_start", "loads", "read", "write"]
 
 
 @dataclass
@@ -61,14 +74,21 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray | N
     return digest.hexdigest()
 
 
+#: What a sealed checkpoint starts with; the pickle's length and SHA-256 follow.
+HEADER = b"cadsr-sklearn checkpoint 1\n"
+_SEAL = struct.Struct(">Q32s")  # the pickle's length in bytes, and its SHA-256
+
+
 def dumps(checkpoint: Checkpoint) -> bytes:
     """The checkpoint as bytes: what a warm start keeps, and what a file holds.
 
-    A plain pickle: :func:`torch.save` calls back into Python for every object,
-    and a search holds tens of thousands (the scorer's cache of fitted
-    formulas), which made it three times slower.
+    A plain pickle, sealed: :data:`HEADER`, the pickle's length and SHA-256,
+    then the pickle (see the module's docstring). Not :func:`torch.save`,
+    which calls back into Python for every object, and a search holds tens of
+    thousands (the scorer's cache of fitted formulas): three times slower.
     """
-    return pickle.dumps(checkpoint, protocol=pickle.HIGHEST_PROTOCOL)
+    payload = pickle.dumps(checkpoint, protocol=pickle.HIGHEST_PROTOCOL)
+    return HEADER + _SEAL.pack(len(payload), hashlib.sha256(payload).digest()) + payload
 
 
 def dumps_for_warm_start(search: Search, fingerprint: str) -> bytes | None:
@@ -78,9 +98,8 @@ def dumps_for_warm_start(search: Search, fingerprint: str) -> bytes | None:
     try:
         return dumps(Checkpoint(__version__, fingerprint, search))
     except Exception as err:  # noqa: BLE001 - the search is done: keep its result
-        warnings.warn(f"warm_start cannot keep this search ({_reason(err)}); the "
-                      "result of this fit is kept, and the next fit starts afresh.",
-                      RuntimeWarning, stacklevel=2)
+        warn_user(f"warm_start cannot keep this search ({_reason(err)}); the "
+                  "result of this fit is kept, and the next fit starts afresh.", RuntimeWarning)
         return None
 
 
@@ -88,16 +107,14 @@ def loads(data: bytes, device: torch.device, source: str = "The saved search") -
     """The checkpoint in ``data`` (from :func:`dumps`), to go on on ``device``.
 
     Raises ValueError, its message starting with ``source``, for bytes that are
-    not a checkpoint of this package's version, or a search that ran on
-    another kind of device (CPU and CUDA draw different random numbers).
+    not a checkpoint (or one cut short or corrupted: their seal does not match),
+    not one of this package's version, or a search that ran on another kind of
+    device (CPU and CUDA draw different random numbers).
     """
-    try:
-        checkpoint = pickle.loads(data)
-    except (EOFError, RuntimeError, AttributeError, ImportError, ValueError,
-            pickle.UnpicklingError) as err:
-        raise ValueError(f"{source} is not a readable cadsr-sklearn checkpoint "
-                         f"({type(err).__name__}: {err}).") from err
-    if not isinstance(checkpoint, Checkpoint):
+    checkpoint = _unpickled(_payload(data, source), source)
+    if not (isinstance(checkpoint, Checkpoint) and isinstance(checkpoint.version, str)
+            and isinstance(checkpoint.fingerprint, str)
+            and isinstance(checkpoint.search, Search)):
         raise ValueError(f"{source} is not a cadsr-sklearn checkpoint.")
     if checkpoint.version != __version__:
         raise ValueError(f"{source} was written by cadsr-sklearn {checkpoint.version}; this is "
@@ -107,6 +124,39 @@ def loads(data: bytes, device: torch.device, source: str = "The saved search") -
         raise ValueError(f"{source} ran on {ran_on}; it can only go on on {ran_on}, not on "
                          f"{asked} (the random numbers differ). Pass device={ran_on!r}.")
     return checkpoint
+
+
+def _payload(data: bytes, source: str) -> memoryview:
+    """The pickle in sealed ``data``, once its length and SHA-256 are what was written
+    (unsealed bytes, from before the seal, as they are); a view, not a copy."""
+    view = memoryview(data)
+    if not data.startswith(HEADER):
+        if data[:1] == b"\x80":  # a pickle of protocol 2 or later, as dumps wrote before
+            return view
+        raise ValueError(f"{source} is not a readable cadsr-sklearn checkpoint (it does not "
+                         "start as one).")
+    sealed = view[len(HEADER):len(HEADER) + _SEAL.size]
+    payload = view[len(HEADER) + _SEAL.size:]
+    if len(sealed) < _SEAL.size:
+        raise ValueError(f"{source} is not a readable cadsr-sklearn checkpoint: it is cut "
+                         f"short ({len(data)} bytes, and its header alone is longer).")
+    length, digest = _SEAL.unpack(sealed)
+    if len(payload) != length:
+        raise ValueError(f"{source} is not a readable cadsr-sklearn checkpoint: it is "
+                         f"{'cut short' if len(payload) < length else 'longer than written'} "
+                         f"({len(payload)} bytes of search where {length} were written).")
+    if hashlib.sha256(payload).digest() != digest:
+        raise ValueError(f"{source} is not a readable cadsr-sklearn checkpoint: it is "
+                         "corrupted (its bytes are not those written: their SHA-256 differs).")
+    return payload
+
+
+def _unpickled(payload: memoryview, source: str):
+    try:
+        return pickle.loads(payload)
+    except Exception as err:  # noqa: BLE001 - a pickle can fail in any way: one message
+        raise ValueError(f"{source} is not a readable cadsr-sklearn checkpoint "
+                         f"({_reason(err)}).") from None
 
 
 def write(path: str | os.PathLike, checkpoint: Checkpoint) -> None:
@@ -165,15 +215,14 @@ class CheckpointWriter:
         try:
             write(self.path, Checkpoint(__version__, self.fingerprint, search))
         except OSError as err:
-            warnings.warn(f"Could not write the checkpoint {os.fspath(self.path)!r} ({err}); "
-                          "the search goes on and tries again at the next interval.",
-                          RuntimeWarning, stacklevel=2)
+            warn_user(f"Could not write the checkpoint {os.fspath(self.path)!r} ({err}); "
+                      "the search goes on and tries again at the next interval.", RuntimeWarning)
         except Exception as err:  # noqa: BLE001 - hours of search must not end in a failed save
             self._given_up = True
-            warnings.warn(f"Could not write the checkpoint {os.fspath(self.path)!r} "
-                          f"({_reason(err)}); the search goes on without "
-                          "checkpoints, and its result is kept. The last checkpoint written, "
-                          "if any, is whole but older.", RuntimeWarning, stacklevel=2)
+            warn_user(f"Could not write the checkpoint {os.fspath(self.path)!r} "
+                      f"({_reason(err)}); the search goes on without "
+                      "checkpoints, and its result is kept. The last checkpoint written, "
+                      "if any, is whole but older.", RuntimeWarning)
 
 
 def _reason(error: Exception) -> str:

@@ -144,8 +144,7 @@ def guess_rows(search: Search, guesses: Sequence | None, names: Sequence[str], X
                    for g, label in zip(guesses or (), labels)]
     candidates = scored(search.final_scorer, expressions, labels) if expressions else []
     return [GuessRow.of(front_row(c, X, y, sample_weight, list(names), simplify=simplify,
-                                  y_variance=search.y_variance,
-                                  fitted_rows=search.final_scorer.fitted_rows),
+                                  y_variance=search.y_variance),
                       formula_text(g))
             for g, c in zip(guesses or (), candidates)]
 
@@ -161,8 +160,8 @@ def formula_row(formula, settings: SearchSettings, X: np.ndarray, y: np.ndarray,
     expression = parsed(formula, names, build_library(settings.library, X.shape[1]), label)
     [candidate] = scored(scoring.final_scorer, [expression], [label])
     return GuessRow.of(front_row(candidate, X, y, sample_weight, list(names),
-                                 simplify=settings.report.simplify, y_variance=scoring.y_variance,
-                                 fitted_rows=scoring.final_scorer.fitted_rows),
+                                 simplify=settings.report.simplify,
+                                 y_variance=scoring.y_variance),
                       formula_text(formula))
 
 

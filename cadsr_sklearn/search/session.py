@@ -11,12 +11,12 @@ is reported as a bug (numerical faults raise nothing in the kernels);
 
 from __future__ import annotations
 
-import warnings
 from typing import TYPE_CHECKING, Callable
 
 import torch
 
 from ..scoring import levenberg_marquardt
+from ..user_warning import warn_user
 from .continuation import SearchSaver
 from .devices import blas_threads, older_objects_frozen, torch_threads
 from .build import Search
@@ -52,9 +52,9 @@ def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Prog
             try:
                 saver.at_interrupt(search)
             except KeyboardInterrupt:  # a second Ctrl-C while writing: keep the result
-                warnings.warn("Interrupted again while the checkpoint was written: it was not "
-                              "updated (the previous one, if any, is whole). The best formula "
-                              "found so far is kept.", RuntimeWarning, stacklevel=5)
+                warn_user("Interrupted again while the checkpoint was written: it was not "
+                          "updated (the previous one, if any, is whole). The best formula "
+                          "found so far is kept.", RuntimeWarning)
         shown.show(result.best)  # τ* after pruning, not the last epoch's
     finally:
         # a notebook's live table keeps the final front (the last epoch's after Ctrl-C)
@@ -89,8 +89,7 @@ def _warn_if_fits_raised(search: Search) -> None:
     turn formulas into invalid ones (numerical faults raise nothing there)."""
     failed = search.failed_fits()
     if failed.count:
-        warnings.warn(f"{failed.count} constant fits raised an error and their formulas were "
-                      f"scored as invalid (first: {failed.first_error}). This is a bug in "
-                      "cadsr-sklearn; please report it with the data and parameters of this "
-                      "fit.", RuntimeWarning,
-                      stacklevel=6)  # the caller of fit: past run_session, _fit, fit, sklearn's
+        warn_user(f"{failed.count} constant fits raised an error and their formulas were "
+                  f"scored as invalid (first: {failed.first_error}). This is a bug in "
+                  "cadsr-sklearn; please report it with the data and parameters of this "
+                  "fit.", RuntimeWarning)

@@ -42,7 +42,7 @@ import torch
 
 from ..expressions.library import Library
 from ..sampling.policy import Policy
-from ..scoring.rewards import rank_weights
+from .rank_mapping import rank_weights
 from ..sampling.sampler import (Batch, Sampler, masked_entropy, masked_kl, masked_log_softmax,
                                 token_log_probs)
 from ..scoring.scorer import Candidate, HallOfFame, Scorer
@@ -288,9 +288,9 @@ def run_loop(search: SearchParts,
             on_stop(search)
     except KeyboardInterrupt:
         interrupted, stop = True, "interrupted"
-    hall_of_fame = HallOfFame()  # the result's own: the refinement edits it, not the loop's
-    hall_of_fame.by_complexity = dict(state.hall_of_fame.by_complexity)
-    return SearchResult(best=state.best, hall_of_fame=hall_of_fame, history=list(state.history),
+    # the result's own hall of fame: the refinement edits it, not the loop's
+    return SearchResult(best=state.best, hall_of_fame=state.hall_of_fame.copy(),
+                        history=list(state.history),
                         n_epochs=state.n_epochs, n_evaluations=state.n_evaluations,
                         stop_reason=stop, interrupted=interrupted, started=start,
                         found_by=None if state.best is None else state.best.origin)
@@ -333,6 +333,15 @@ def _epoch(search: SearchParts) -> "EpochRecord":
     members = [candidates[i] for i in top_sampled] + forced
     for proposal in proposals:
         state.hall_of_fame.update(proposal.scored)
+    # τ*: the highest criterion of the epoch, which on a small table need not be among
+    # the rewards' top α % (the BIC ranks an interpolant above the law there); set before
+    # the update, so that a Ctrl-C during it keeps what the epoch found
+    scored = [c for p in proposals for c in p.scored]
+    leader = max(scored, key=lambda c: c.criterion, default=None)
+    if leader is not None and math.isfinite(leader.criterion) and (
+            state.best is None or leader.criterion > state.best.criterion):
+        state.best = leader
+        state.last_improvement = epoch
 
     diagnostics = None
     if members:
@@ -359,14 +368,6 @@ def _epoch(search: SearchParts) -> "EpochRecord":
         if entering:
             sampler.keep_structure(batch[entering])
     state.replay = replay
-    # τ*: the highest criterion of the epoch, which on a small table need not be among
-    # the rewards' top α % (the BIC ranks an interpolant above the law there)
-    scored = [c for p in proposals for c in p.scored]
-    leader = max(scored, key=lambda c: c.criterion, default=None)
-    if leader is not None and math.isfinite(leader.criterion) and (
-            state.best is None or leader.criterion > state.best.criterion):
-        state.best = leader
-        state.last_improvement = epoch
 
     state.n_epochs = epoch + 1
     state.call.epochs += 1

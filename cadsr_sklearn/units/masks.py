@@ -20,7 +20,9 @@ It is
 The mask at a node with a KNOWN need u allows a variable only if it is in u, a
 constant, the literal ``1``, a function and ``pow`` only if u is dimensionless
 (or, for a constant on the top product chain, when the overall factor may carry
-units), and every operator that can produce u from its arguments. Every
+units), and every operator that can produce u from its arguments within the length
+left (the fewest nodes a subtree takes to have given units are
+:mod:`cadsr_sklearn.units.reach`'s). Every
 quantity is a function of the partial tree, so re-scoring a tree rebuilds the
 masks it was sampled under. Where no token is left (u is out of reach within
 the length) the rule yields, as the length rules do, and the tree is marked;
@@ -44,6 +46,7 @@ from ..expressions.library import Library
 from ..expressions.opcodes import copy_into, jit
 from .check import token_unit_rules
 from .quantities import EXPONENT_TOLERANCE, Units
+from .reach import UNREACHABLE, ReachCosts, fewest_nodes
 
 __all__ = ["UnitTables", "UnitTracker"]
 
@@ -56,112 +59,10 @@ KNOWN, LINKED, FREE = 0, 1, 2
 # What is known of a node's units once its token is chosen
 UNKNOWN, FIXED, SOLVED = 0, 1, 2  # SOLVED: the overall factor, or a product with it
 
-#: Exponents are tracked in quarters (``sqrt`` halves them, twice at most in a
-#: short formula); the sizes of the smallest subtrees are tabulated up to this many nodes.
-_QUANTUM, _TABULATED_SIZE, _MAX_QUANTA = 4, 9, 48
-_UNREACHABLE = 10**6
 _MAX_EXTRA = 8  # nodes beyond the fewest that the units prior still tells apart
 #: Nodes the units prior adds for a product whose two factors both leave their units
 #: open, which only the final check can judge.
 _OPEN_PAIR_EXTRA = 1
-
-
-
-class ReachCosts:
-    """The fewest nodes a subtree needs to have given units: a dynamic programme over
-    subtree sizes, with the variables' units (and a dimensionless constant) as leaves.
-
-    Sizes up to ``_TABULATED_SIZE`` are exact for the operators ``*``, ``/`` and
-    those of ``sqrt``, ``square``, ``cube``, ``inv`` in the library (``scales``,
-    the factors they scale units by); units it did not meet cost one node
-    more when they are a combination of the variables' units, and cannot be
-    reached when they are not. The mask uses these as lower bounds: an
-    operator is allowed only where its subtree can close within the length left.
-    """
-
-    def __init__(self, variable_units: np.ndarray, scales: tuple[float, ...]) -> None:
-        quanta = variable_units * _QUANTUM
-        self.D = variable_units.shape[1]
-        self.scales = scales  # the factors of the library's scaling operators (sqrt: ½, …)
-        self.exact = bool(np.allclose(quanta, np.round(quanta)))
-        # An orthonormal basis of the units the variables span: the rest is out of reach.
-        basis, singular, _ = np.linalg.svd(variable_units.T, full_matrices=False)
-        self.span = basis[:, singular > 1e-9] if variable_units.size else np.zeros((self.D, 0))
-        best: dict[tuple, int] = {}
-        by_product: dict[tuple, int] = {}
-        by_quotient: dict[tuple, int] = {}
-        #: What a need the table does not hold costs when the variables span it: past
-        #: the table when the table is exact; without a table (exponents that are not
-        #: multiples of ¼) only the lower bound 1, so the masks stay loose, never wrong.
-        self.untabulated = _TABULATED_SIZE + 1 if self.exact else 1
-        #: Fewest nodes of a dimensionless subtree that is not a lone constant (the
-        #: argument of a function, which may not be one): from the variables alone.
-        self.dimensionless_argument = 1 if self.D == 0 else self.untabulated
-        if self.exact and self.D:
-            leaves = np.round(quanta).astype(np.int64)
-            self._tabulate(leaves, best, by_product, by_quotient, constant_leaf=True)
-            without_constants: dict[tuple, int] = {}
-            self._tabulate(leaves, without_constants, {}, {}, constant_leaf=False)
-            self.dimensionless_argument = without_constants.get((0,) * self.D,
-                                                                _TABULATED_SIZE + 1)
-        self.keys = sorted(best)
-        index = {k: i for i, k in enumerate(self.keys)}
-        self.cost = np.array([best[k] for k in self.keys], dtype=np.int64)
-        self.cost_mul = np.full(len(self.keys), _UNREACHABLE, dtype=np.int64)
-        self.cost_div = np.full(len(self.keys), _UNREACHABLE, dtype=np.int64)
-        for table, out in ((by_product, self.cost_mul), (by_quotient, self.cost_div)):
-            for k, c in table.items():
-                out[index[k]] = c
-        encoded = self._encode(np.array(self.keys, dtype=np.int64).reshape(len(self.keys),
-                                                                           self.D))
-        #: the tabulated units' codes, sorted, and where each sits in :attr:`keys`
-        self.order = np.argsort(encoded)
-        self.encoded = encoded[self.order]
-
-    @staticmethod
-    def _encode(q: np.ndarray) -> np.ndarray:
-        """One int64 per vector of quanta (each within ±_MAX_QUANTA)."""
-        width = 2 * _MAX_QUANTA + 1
-        return ((q + _MAX_QUANTA) * width ** np.arange(q.shape[-1])).sum(-1)
-
-    def _tabulate(self, leaves: np.ndarray, best, by_product, by_quotient,
-                  constant_leaf: bool) -> None:
-        D = self.D
-        sizes: dict[int, np.ndarray] = {}
-
-        def admit(vectors: np.ndarray, size: int, table: dict | None = None) -> list:
-            fresh = []
-            keep = np.all(np.abs(vectors) <= _MAX_QUANTA, axis=1)
-            for row in np.unique(vectors[keep], axis=0):
-                key = tuple(int(v) for v in row)
-                if table is not None and key not in table:
-                    table[key] = size
-                if key not in best:
-                    best[key] = size
-                    fresh.append(row)
-            return fresh
-
-        zero = np.zeros((1 if constant_leaf else 0, D), dtype=np.int64)
-        first = admit(np.vstack([leaves, zero]), 1)
-        sizes[1] = np.array(first, dtype=np.int64).reshape(-1, D)
-        for size in range(2, _TABULATED_SIZE + 1):
-            fresh = []
-            below = sizes[size - 1]
-            # unary scalings: the value's units from the child's (quanta stay integral)
-            # only the library's scaling operators: without sqrt no half powers, and so on
-            scaled = [below * int(f) for f in (2, 3, -1) if f in self.scales]
-            if 0.5 in self.scales:
-                scaled.append(below[np.all(below % 2 == 0, axis=1)] // 2)
-            for vectors in scaled:
-                if len(vectors):
-                    fresh += admit(vectors, size)
-            for left in range(1, size - 1):
-                a, b = sizes.get(left), sizes.get(size - 1 - left)
-                if a is None or b is None or not len(a) or not len(b):
-                    continue
-                fresh += admit((a[:, None, :] + b[None, :, :]).reshape(-1, D), size, by_product)
-                fresh += admit((a[:, None, :] - b[None, :, :]).reshape(-1, D), size, by_quotient)
-            sizes[size] = np.array(fresh, dtype=np.int64).reshape(-1, D)
 
 
 class _Tables(NamedTuple):
@@ -212,51 +113,6 @@ def _fixes_units(kind):
     return kind == VARIABLE or kind == CONSTANT or kind == DIMENSIONLESS or kind == POW
 
 
-@jit()
-def _lookup(tab, u, work):
-    """Fewest nodes for units ``u`` (D,): overall, with ``*`` at the top, with ``/``.
-
-    Units not tabulated cost ``untabulated`` if the variables span them, else
-    ``_UNREACHABLE``. ``work`` holds at least as many numbers as the span has columns.
-    """
-    D = len(u)
-    if D == 0:  # every quantity is dimensionless: any leaf, any product of two
-        return 1, 3, 3
-    inside = True
-    code = 0
-    for i in range(D):
-        q = u[i] * _QUANTUM
-        rounded = np.rint(q)  # half to even, as the tables were written
-        if not (abs(q - rounded) < 1e-6 and abs(rounded) <= _MAX_QUANTA):
-            inside = False
-            break
-        code += (int(rounded) + _MAX_QUANTA) * tab.powers[i]
-    if inside and len(tab.encoded):
-        at = min(np.searchsorted(tab.encoded, code), len(tab.encoded) - 1)
-        if tab.encoded[at] == code:  # tabulated units are combinations of the variables'
-            return (tab.cost[at], min(tab.cost_mul[at], tab.untabulated),
-                    min(tab.cost_div[at], tab.untabulated))
-    fallback = tab.untabulated if _spanned(tab.span, u, work) else _UNREACHABLE
-    return fallback, fallback, fallback
-
-
-@jit(inline="always")
-def _spanned(span, u, work):
-    """Whether units ``u`` are a combination of the columns of ``span`` (orthonormal)."""
-    D, r = span.shape
-    for j in range(r):
-        work[j] = 0.0
-        for k in range(D):
-            work[j] += u[k] * span[k, j]
-    for i in range(D):
-        projection = 0.0
-        for j in range(r):
-            projection += work[j] * span[i, j]
-        if not abs(u[i] - projection) < 1e-9:
-            return False
-    return True
-
-
 @jit(inline="always")
 def _dimensionless(u):
     """Whether units ``u`` (D,) are those of a pure number."""
@@ -278,13 +134,13 @@ def _same_units(u, w):
 def _costs(tab, need, on_top_chain, cost, units, work):
     """Fewest nodes ``cost`` (V,) of a subtree with units ``need`` (D,) rooted at each token
     (``units`` (D,) and ``work``: scratch)."""
-    total, product, quotient = _lookup(tab, need, work)
+    total, product, quotient = fewest_nodes(tab, need, work)
     dimensionless = _dimensionless(need)
     factor = on_top_chain and tab.dimensional_constant  # the overall factor may sit here
     argument = tab.argument
     for v in range(len(tab.kind)):
         kind, arity = tab.kind[v], tab.arity[v]
-        c = _UNREACHABLE
+        c = UNREACHABLE
         if kind == VARIABLE:
             if _same_units(need, tab.exponents[v]):
                 c = 1
@@ -300,16 +156,16 @@ def _costs(tab, need, on_top_chain, cost, units, work):
             if dimensionless:
                 c = 2 + argument
         elif kind == MUL:  # on the top chain, the overall factor times anything: c·x
-            c = min(product, 3 if factor else _UNREACHABLE)
+            c = min(product, 3 if factor else UNREACHABLE)
         elif kind == DIV:  # … or over it: x/c
-            c = min(quotient, 3 if factor else _UNREACHABLE)
+            c = min(quotient, 3 if factor else UNREACHABLE)
         elif kind == SAME:
             c = 2 * total + 1
         cost[v] = c
     for f in tab.scale_factors:  # the child of a token that scales units by f needs need/f
         for i in range(len(need)):
             units[i] = need[i] / f
-        child = argument if dimensionless else _lookup(tab, units, work)[0]
+        child = argument if dimensionless else fewest_nodes(tab, units, work)[0]
         for v in range(len(tab.kind)):
             if tab.kind[v] == SCALE and tab.factor[v] == f:
                 cost[v] = child + 1
@@ -348,7 +204,7 @@ def _left_factor_costs(tab, st, b, t, parent_token, slot, pair, units, work):
     is_mul = kind == MUL
     sign = 1.0 if is_mul else -1.0  # right need: u − left for ×, left − u for ÷
     factor = st.top_chain[b, t] and tab.dimensional_constant  # leaves its sibling free
-    _, product, quotient = _lookup(tab, u, work)
+    _, product, quotient = fewest_nodes(tab, u, work)
     below = 2 if factor else (product if is_mul else quotient) - 1  # c·x: the factor deeper
     for v in range(len(tab.kind)):
         if _fixes_units(tab.kind[v]):
@@ -357,10 +213,10 @@ def _left_factor_costs(tab, st, b, t, parent_token, slot, pair, units, work):
             else:
                 for i in range(len(u)):
                     units[i] = sign * (u[i] - tab.exponents[v, i])
-                right = _lookup(tab, units, work)[0]
-            pair[v] = min(tab.own[v] + right, _UNREACHABLE)
+                right = fewest_nodes(tab, units, work)[0]
+            pair[v] = min(tab.own[v] + right, UNREACHABLE)
         else:
-            pair[v] = min(max(2 + tab.arity[v], below), _UNREACHABLE)
+            pair[v] = min(max(2 + tab.arity[v], below), UNREACHABLE)
     return True
 
 
@@ -387,8 +243,8 @@ def _right_factor_costs(tab, st, b, t, parent_token, slot, price, units, work):
         if _fixes_units(tab.kind[v]):
             for i in range(len(u)):
                 units[i] = u[i] + sign * tab.exponents[v, i]
-            left = _lookup(tab, units, work)[0]
-            price[v] = min(tab.own[v] + left, _UNREACHABLE)
+            left = fewest_nodes(tab, units, work)[0]
+            price[v] = min(tab.own[v] + left, UNREACHABLE)
         else:
             price[v] = 1 + tab.arity[v] + st.reserved[b, t - 1] + _OPEN_PAIR_EXTRA
     return True
@@ -465,9 +321,9 @@ def _restrict(tab, st, t, parent_token, slot, max_length, allowed):
         else:
             for v in range(V):
                 cost[v] = 1 + tab.arity[v]  # a bare subtree's size
-        fewest = _UNREACHABLE
+        fewest = UNREACHABLE
         for v in range(V):
-            meets[v] = allowed[b, v] and cost[v] < _UNREACHABLE
+            meets[v] = allowed[b, v] and cost[v] < UNREACHABLE
             if meets[v]:
                 fewest = min(fewest, cost[v])
         raise_by = max(min(fewest, max_length + 1) - st.reserved[b, t], 0)
@@ -490,7 +346,7 @@ def _restrict(tab, st, t, parent_token, slot, max_length, allowed):
             elif _right_factor_costs(tab, st, b, t, parent_token[b], slot[b], pair, units,
                                      work):
                 for v in range(V):
-                    meets[v] = meets[v] and pair[v] < _UNREACHABLE
+                    meets[v] = meets[v] and pair[v] < UNREACHABLE
                     priced[v] = True
                     price[v] = pair[v]
         dead = True
@@ -520,7 +376,7 @@ def _close(tab, allowed):
 @jit(inline="always")
 def _extra_nodes(allowed, priced, price, extra):
     """The units prior's nodes beyond the fewest an allowed token needs (0 where unpriced)."""
-    fewest = _UNREACHABLE
+    fewest = UNREACHABLE
     for v in range(len(allowed)):
         if allowed[v]:
             fewest = min(fewest, price[v])
@@ -620,7 +476,7 @@ class UnitTables:
             encoded=reach.encoded, cost=reach.cost[reach.order],
             cost_mul=reach.cost_mul[reach.order], cost_div=reach.cost_div[reach.order],
             span=np.ascontiguousarray(reach.span, dtype=np.float64),
-            powers=(2 * _MAX_QUANTA + 1) ** np.arange(D, dtype=np.int64),
+            powers=reach.powers,
             untabulated=int(reach.untabulated))
         # A token that fixes its own units: 1 for a variable or a constant, a function
         # and its argument (the same for every tree and step).

@@ -21,6 +21,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ..user_warning import warn_user
 
 __all__ = ["Units", "data_units", "parse_units", "format_units", "same_units",
            "EXPONENT_TOLERANCE"]
@@ -153,11 +154,9 @@ def _dimensionality(text: str, label: str) -> dict[str, float]:
                          f"such as kelvin.") from None
     dimensions = {str(k): float(v) for k, v in unit.dimensionality.items()}
     if not dimensions and text.strip().lower() not in _PLAIN_DIMENSIONLESS:
-        import warnings
-
-        warnings.warn(f"{label}: pint reads {text!r} as {unit}, which is dimensionless. If you "
-                      f"meant a dimensional unit, check its spelling (the astronomical unit is "
-                      f"'au'; 'AU' is absorbance).", UserWarning, stacklevel=4)
+        warn_user(f"{label}: pint reads {text!r} as {unit}, which is dimensionless. If you "
+                  f"meant a dimensional unit, check its spelling (the astronomical unit is "
+                  f"'au'; 'AU' is absorbance).", UserWarning)
     return dimensions
 
 
