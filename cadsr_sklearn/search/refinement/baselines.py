@@ -13,12 +13,8 @@ criterion prefers.
 Only formulas the sampler could write are added: a library without the
 constant token, or without ``add`` and ``mul``, writes no affine formula, and
 ``required_features``, ``max_constants`` and the other sampler constraints
-apply as they do to sampled formulas, but for the rule against constant-only
-subtrees, which spares the sampler draws a constant fit absorbs and would bar
-``y = c`` itself (a search on eight rows then answered ``sqrt(t)``, which its
-own criterion ranks below the constant, with a training R² of −1.7); with
-physical units the affine formula in a feature of other units than the target's
-is rejected by the units check.
+apply as they do to sampled formulas; with physical units the affine formula
+in a feature of other units than the target's is rejected by the units check.
 They are scored after the loop, not before, so that the search itself (its
 samples, fits and policy updates) is the same with and without them.
 """
@@ -71,7 +67,7 @@ def add_baselines(best: Candidate | None, hall_of_fame: HallOfFame, scorer: Scor
     """
     expressions = baseline_expressions(constraints.library)
     if expressions:
-        allowed = constraints.admits([e.tokens for e in expressions], as_answers=True)
+        allowed = constraints.admits([e.tokens for e in expressions])
         expressions = [e for e, ok in zip(expressions, allowed) if ok]
     if not expressions:
         return best
