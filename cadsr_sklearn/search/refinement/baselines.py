@@ -17,6 +17,13 @@ apply as they do to sampled formulas; with physical units the affine formula
 in a feature of other units than the target's is rejected by the units check.
 They are scored after the loop, not before, so that the search itself (its
 samples, fits and policy updates) is the same with and without them.
+
+The constant ``y = c`` is among them, but the sampler's own rules (no tree of a
+constant alone, at least two nodes) bar it, so today it is never added: only the
+lines are. Admitting it was measured and reverted: on eight rows the criterion
+then prefers the constant to partial laws that predict held-out rows better, and
+snapping turns the fitted mean into a number it does not resolve (``pi``; see
+the repository's ``docs/experiments/small-data.md``).
 """
 
 from __future__ import annotations
