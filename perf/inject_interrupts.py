@@ -151,19 +151,24 @@ class _Run:
 def _interrupted_fit(make, X, y, seconds: float) -> _Run:
     """``make().fit(X, y)`` with a SIGINT ``seconds`` after its start. A KeyboardInterrupt
     that leaves ``fit`` before its first epoch updated the policy is what the docs promise
-    (nothing to keep yet); after that it is a failure, as is any other exception."""
+    (nothing to keep yet); after that it is a failure, as is any other exception. One that
+    comes once ``fit``'s own work is done (its last step, setting ``guesses_``, ran: the
+    SIGINT landed in scikit-learn's wrapper on the way out) is a Ctrl-C after the fit, as
+    on the next line of the caller's program: the fitted estimator is the model."""
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     estimator, model, first = make(), None, _FirstUpdate()
+    before = estimator.__dict__.get("guesses_")  # a new list once this fit has finished
     hook = register_optimizer_step_post_hook(first)
     started = time.perf_counter()
     alarm = _SigintAt(seconds)
     try:
         model = estimator.fit(X, y)
         alarm.cancel()
-        ran = time.perf_counter() - started
     except KeyboardInterrupt:
         alarm.cancel()
+        if model is None and estimator.__dict__.get("guesses_") is not before:
+            model = estimator  # on the way out of a finished fit
         if model is None:
             if alarm.sent_at > first.at:  # it escaped fit with a formula found
                 return _Run(estimator, None, True, False, "KeyboardInterrupt escaped fit:\n"
@@ -174,7 +179,7 @@ def _interrupted_fit(make, X, y, seconds: float) -> _Run:
         return _Run(estimator, None, alarm.sent, False, traceback.format_exc(limit=-8))
     finally:
         hook.remove()
-    return _Run(estimator, model, alarm.sent, False, "", ran)
+    return _Run(estimator, model, alarm.sent, False, "", time.perf_counter() - started)
 
 
 def _child(rows: int, moments: dict[str, int]) -> list[Outcome]:
