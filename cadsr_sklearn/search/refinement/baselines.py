@@ -4,8 +4,9 @@ A search of a few hundred formulas can miss even a straight line, and a user
 with a tiny budget would then get a formula that predicts worse than the mean.
 So before the answer is chosen, the affine ``y = a·x_j + b`` in each feature j
 (and the constant ``y = c``, where the sampler's rules admit it: see below) are
-fitted and scored as every sampled formula is (same constant fit, reward and criterion), and join the hall of
-fame; one that the criterion ranks above τ* takes its place
+fitted and scored as every sampled formula is (same constant fit, reward and
+criterion), and join the hall of fame; one that the criterion ranks above τ*
+takes its place
 (:func:`add_baselines`). τ* is therefore never ranked below the best of them,
 and the front holds each of them or a formula at its complexity that the
 criterion prefers.
