@@ -275,10 +275,13 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         returns the sampled τ* as it is.
     snap_constants : bool, default=True
         After pruning, fix fitted constants of τ* and of the Pareto front to
-        0 or to nearby simple numbers (p/q of two-digit numbers, 2π, 4π², √2…)
-        when that raises the ``criterion`` and passes the profile-likelihood BIC
-        test (:mod:`cadsr_sklearn.search.refinement.snapping`): ``x0 - 0.99647`` becomes ``x0 - 1``
-        where the data cannot tell them apart. Not in the paper; ``False``
+        0 or to simple numbers (p/q of two-digit numbers, 2π, 7π/6, 4π², √2…)
+        that the data resolve (they reject every rival number as short to
+        write by three standard errors), when that raises the ``criterion``
+        and passes the profile-likelihood BIC test
+        (:mod:`cadsr_sklearn.search.refinement.snapping`): ``x0 - 0.99647`` becomes
+        ``x0 - 1`` where the data cannot tell them apart, but a noisy 0.4545
+        stays, never 5/11. Not in the paper; ``False``
         keeps every constant as fitted (as :attr:`unsnapped_expression_` does).
     model_selection : {"criterion", "accuracy", "score", "cv"}, default="criterion"
         Which formula of the Pareto front :attr:`expression_`,
@@ -369,9 +372,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ``fixed`` False. Then each number fixed to a simple one by snapping or
         as round-off (``s0, s1, …``, ``shown`` exact such as ``2*pi``,
         ``fixed`` True): no standard error, but ``fitted_value``,
-        ``fitted_ci_low`` and ``fitted_ci_high`` as fitted before (NaN in the
-        constants' rows). The intervals take the formula as given, not the
-        search that chose it.
+        ``fitted_ci_low``, ``fitted_ci_high`` and ``fitted_std_error`` as
+        fitted before, and the ``gap`` to the nearest rival simple number that
+        standard error was judged against (NaN in the constants' rows). The
+        intervals take the formula as given, not the search that chose it.
     front_rows_ : list of FrontRow
         Every row of the front as the fit reported it, unmarked by any rule:
         :attr:`pareto_front_` is these rows with the one ``model_selection``

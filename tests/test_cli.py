@@ -214,7 +214,9 @@ def test_show_prints_the_chosen_formulas_constants_with_their_intervals(tmp_path
                                    f"{c0['ci_high']:.6g}]"]
     assert lines["s0"].split() == ["s0", s0["shown"], f"{s0['value']:.6g}", "fixed",
                                    "fitted", f"{s0['fitted_value']:.6g}",
-                                   f"[{s0['fitted_ci_low']:.6g},", f"{s0['fitted_ci_high']:.6g}]"]
+                                   f"[{s0['fitted_ci_low']:.6g},", f"{s0['fitted_ci_high']:.6g}]",
+                                   "±", f"{s0['fitted_std_error']:.3g},", "gap",
+                                   f"{s0['gap']:.3g}"]
 
 
 def test_fit_with_operators_and_plots(data_csv, tmp_path, capsys):

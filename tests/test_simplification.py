@@ -303,3 +303,16 @@ def test_a_denominator_that_reads_negative_gives_its_sign_to_the_quotient():
             grid = np.random.default_rng(1).uniform(-5, 5, (200, 2))  # off the rows too
             np.testing.assert_allclose(sympy.lambdify([L, g], shown)(*grid.T),
                                        sympy.lambdify([L, g], found)(*grid.T), rtol=1e-12)
+
+
+def test_trigonometric_identities_join_a_snapped_phase():
+    # an ODE's right-hand side as the search wrote it, 7π/6 to 15 digits
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (200, 2))
+    x, y = sympy.symbols("x0 x1")
+    found = (sympy.sin(x) * sympy.sin(y + sympy.Float(3.66519142918809))
+             + sympy.sin(y) * sympy.sin(x + sympy.pi / 6) - sympy.sin(y))
+    reference = sympy.lambdify([x, y], found, "numpy")(X[:, 0], X[:, 1])
+    simplest = simplest_equivalent(found, X, reference, [x, y])
+    assert sympy.simplify(simplest - (-sympy.sin(y) - sympy.sin(x - y) / 2)) == 0
+    assert sympy_complexity(simplest) < sympy_complexity(found)

@@ -16,7 +16,9 @@ from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.search.refinement.pruning import prune
 from cadsr_sklearn.scoring.rewards import make_reward
 from cadsr_sklearn.scoring.scorer import Scorer
-from cadsr_sklearn.expressions.simple_numbers import nearby, snap_number
+from cadsr_sklearn.expressions.simple_numbers import (
+    candidates, resolves, rival_gap, snap_number)
+from cadsr_sklearn.front.uncertainty import constant_uncertainty
 from cadsr_sklearn.search.refinement.snapping import snap
 
 LIB = Library(2)
@@ -43,47 +45,94 @@ def _fitted(names, X, y):
     return cand, score
 
 
+def _errors(score, y):
+    """The standard errors of a formula's constants on the rows ``score`` fits them on."""
+    return lambda e: constant_uncertainty(e, score.X, y, None, score.fitter.rows_).standard_errors
+
+
+def _polished(score, y):
+    return lambda es: score.refit(es, fresh_starts=False), _errors(score, y)
+
+
 def _snapped(names, X, y, **kw):
     cand, score = _fitted(names, X, y)
-    return cand, snap(cand, lambda es: score.refit(es, fresh_starts=False), **kw)
+    return cand, snap(cand, *_polished(score, y), **kw)
+
+
+def _nearby(value, rtol):
+    return candidates(value, rtol * abs(value))
 
 
 # ------------------------------------------------------------------ simple numbers
-def test_nearby_lists_the_simplest_numbers_first():
-    values = [n.value for n in nearby(0.97, 0.05)]
+def test_candidates_list_the_simplest_numbers_first():
+    values = [n.value for n in _nearby(0.97, 0.05)]
     assert values[0] == 1.0  # before 23/24-like fractions, π/3 or e^0
     assert all(abs(v - 0.97) <= 0.05 * 0.97 for v in values)
     assert len(values) == len(set(values))
-    costs = [n.cost for n in nearby(0.97, 0.05)]
+    costs = [n.cost for n in _nearby(0.97, 0.05)]
     assert costs == sorted(costs)
 
 
-def test_nearby_offers_pi_but_no_power_of_e():
-    # π stands in laws as a number (2π, π/2); e enters them through exp, written as such
-    assert any(n.symbol == sympy.pi / 2 for n in nearby(1.5702, 0.01))
-    for value in (0.6063, math.e, 7.389):
-        assert not any(n.symbol.has(sympy.E) or n.symbol.func is sympy.exp
-                       for n in nearby(value, 0.01))
+def _first_resolved(value, standard_error):
+    found = candidates(value, 4 * standard_error, standard_error, limit=1)
+    return found[0].symbol if found else None
 
 
-def test_nearby_offers_one_over_multiples_of_pi():
-    assert nearby(0.0797, 0.01)[0].symbol == 1 / (4 * sympy.pi)
+@pytest.mark.parametrize("value, error, expected", [
+    (0.4993, 0.002, sympy.Rational(1, 2)),  # 1/3, its nearest rival, lies 83 σ away
+    (0.4545, 0.02, sympy.Rational(1, 2)),  # only 1/2 is resolved (and 2.3 σ off: too far)
+    (3.14, 0.03, sympy.pi),  # 3 is cheaper but 4.7 σ away
+    (7 * math.pi / 6, 1e-12, 7 * sympy.pi / 6),  # pinned down: 11/3 is 1.5e-3 away
+    (9.87, 0.1, None),  # π² or 10? the data cannot tell
+    (1.73, 0.01, None),  # √3 or its rival 7/4, 2 σ away?
+    (1.7321, 0.003, sympy.sqrt(3)),  # 7/4 lies 6 σ away
+])
+def test_a_number_is_resolved_only_when_the_data_reject_its_rivals(value, error, expected):
+    assert _first_resolved(value, error) == expected
 
 
-def test_nearby_leaves_small_constants_without_a_simple_neighbour_alone():
-    # e^(-11/3) = 0.02556 is no simpler than 0.0256, nor 1/39
-    assert nearby(0.0256, 0.05) == []
+def test_elevenths_are_not_resolved_by_a_few_noisy_rows():
+    five_elevenths = next(n for n in candidates(5 / 11, 1e-9))
+    assert resolves(five_elevenths, 0.4545, 1e-4)
+    assert resolves(five_elevenths, 0.4545, 0.002)  # 6/13 lies 3.5 σ away, 4/9 5 σ
+    assert not resolves(five_elevenths, 0.4545, 0.003)  # 6/13 lies 2.3 σ away
+    assert not resolves(five_elevenths, 0.4545, 0.02)
+    assert not resolves(five_elevenths, 0.4545, math.inf)
 
 
-@pytest.mark.parametrize("value", [0.0, 1e-3, math.nan, math.inf, 1e7])
-def test_nearby_has_nothing_for_zero_tiny_or_huge_values(value):
-    assert nearby(value, 0.05) == []
+def test_the_gap_is_the_distance_to_the_nearest_rival():
+    assert rival_gap(0.5) == pytest.approx(1 / 6)  # 1/3: ln 3 ≤ ln 2 + ln 2
+    assert rival_gap(1.0) == pytest.approx(0.5)  # 1/2
+    assert rival_gap(2 * math.pi) == pytest.approx(2 * math.pi - 6)
+    assert rival_gap(7 * math.pi / 6) == pytest.approx(11 / 3 - 7 * math.pi / 6)
+    assert math.isnan(rival_gap(0.123456789))
+
+
+def test_candidates_offer_pi_and_powers_of_e_and_the_rule_decides():
+    assert any(n.symbol == sympy.pi / 2 for n in _nearby(1.5702, 0.01))
+    assert any(n.symbol == sympy.E for n in _nearby(2.7183, 0.001))
+    assert _first_resolved(2.7183, 3e-4) == sympy.E
+    assert _first_resolved(2.75, 0.1) is None  # 3 is cheaper and 2.5 σ away
+
+
+def test_one_over_multiples_of_pi_come_before_finer_fractions():
+    assert _nearby(0.0797, 0.01)[0].symbol == 1 / (4 * sympy.pi)
+
+
+def test_small_constants_without_a_resolved_neighbour_are_left_alone():
+    # 1/39 = 0.02564 is near, but 1/40 is as short and 1.2 σ away
+    assert candidates(0.0256, 0.002, 0.0005) == []
+
+
+@pytest.mark.parametrize("value", [0.0, 1e-12, math.nan, math.inf, 1e7])
+def test_there_is_nothing_near_zero_tiny_huge_or_undefined_values(value):
+    assert _nearby(value, 0.05) == []
 
 
 def test_every_offered_number_is_found_again_exactly():
     # a literal is stored as a float; its exact form is recovered for display
     for value in (0.97, 1.57, 2.31, 0.61, 7.4, -3.05):
-        for number in nearby(value, 0.05):
+        for number in _nearby(value, 0.05):
             assert snap_number(number.value, rtol=0.0) == number.symbol
 
 
@@ -161,7 +210,7 @@ def test_a_constant_the_data_need_stays():
     # 3/7 = 0.4286 and 5/12 = 0.4167 lie within the window; the data rule them out
     X, y = _noisy(lambda X: 0.426 * X[:, 0] + X[:, 1], 0.01)
     found, snapped = _snapped(["add", "mul", "c", "x0", "x1"], X, y)
-    assert nearby(found.expression.constants[0], 0.05)
+    assert _nearby(found.expression.constants[0], 0.05)
     assert snapped is found
 
 
@@ -192,7 +241,7 @@ def test_noise_fitting_dead_weight_is_pruned_and_the_rest_snapped(names):
     X, y = _noisy(lambda X: 2 * X[:, 0], 0.1)
     found, score = _fitted(names, X, y)
     pruned = prune(found, score.refit)
-    snapped = snap(pruned, lambda es: score.refit(es, fresh_starts=False))
+    snapped = snap(pruned, *_polished(score, y))
     assert snapped.expression.to_sympy() == 2 * x0
 
 
@@ -209,9 +258,9 @@ def test_the_estimator_keeps_the_formula_before_snapping_and_predicts_the_snappe
     assert not plain.best_expression_.fixed.any()
 
 
-def test_nearby_multiples_of_pi_have_small_numerators():
+def test_multiples_of_pi_have_small_numerators():
     # 17/(3π) = 1.8038 is within 1 % of 1.81, but no simpler than it
-    assert all("pi" not in str(n.symbol) for n in nearby(1.81, 0.01))
+    assert all("pi" not in str(n.symbol) for n in _nearby(1.81, 0.01))
 
 
 def test_the_bic_test_guards_snaps_whatever_the_reward():
@@ -221,8 +270,7 @@ def test_the_bic_test_guards_snaps_whatever_the_reward():
     reward = make_reward("bic", y, bic_variance="target", likelihood="gaussian")
     score = Scorer(fitter, reward, X)
     (found,) = score([Expression.from_names(["add", "mul", "c", "x0", "x1"], LIB, order="prefix")])
-    polish = lambda es: score.refit(es, fresh_starts=False)  # noqa: E731
-    assert snap(found, polish, n_samples=len(y)) is found
+    assert snap(found, *_polished(score, y), n_samples=len(y)) is found
 
 
 def test_the_front_keeps_one_row_per_complexity_with_tau_star_in_its_slot():
@@ -273,7 +321,7 @@ def test_a_constant_the_data_cannot_tell_from_zero_is_dropped():
     (found,) = score([Expression.from_names(["mul", "x0", "sub", "c", "x1"], LIB,
                                             order="prefix")])
     assert found.expression.constants[0] != 0
-    snapped = snap(found, lambda es: score.refit(es, fresh_starts=False), n_samples=len(y))
+    snapped = snap(found, *_polished(score, y), n_samples=len(y))
     assert list(snapped.expression.constants) == [0.0] and snapped.expression.fixed.all()
     assert snapped.expression.to_sympy() == -x0 * x1
     # a constant the data need is not: 0.5 of 0.5 + x0·x1
@@ -281,26 +329,26 @@ def test_a_constant_the_data_cannot_tell_from_zero_is_dropped():
     score = _mdl_scorer(X, y)
     (found,) = score([Expression.from_names(["add", "c", "mul", "x0", "x1"], LIB,
                                             order="prefix")])
-    snapped = snap(found, lambda es: score.refit(es, fresh_starts=False), n_samples=len(y))
+    snapped = snap(found, *_polished(score, y), n_samples=len(y))
     assert snapped.expression.to_sympy() == x0 * x1 + sympy.Rational(1, 2)
 
 
-def test_nearby_tries_four_pi_squared_before_seventy_nine_halves():
+def test_four_pi_squared_comes_before_seventy_nine_halves():
     # the pendulum's sqrt(c·L/g) with c = 4π² = 39.478: 79/2 is within 0.06 % of it
-    values = [n.symbol for n in nearby(39.5, 0.05)]
+    values = [n.symbol for n in _nearby(39.5, 0.05)]
     assert values.index(4 * sympy.pi**2) < values.index(sympy.Rational(79, 2))
     for value in (0.97, 39.5, 1234.5, 0.0123, -7.77):
-        for number in nearby(value, 0.05):
+        for number in _nearby(value, 0.05):
             fraction, _ = number.symbol.as_coeff_Mul()
             assert abs(fraction.p) <= 99 and fraction.q <= 99, number
 
 
 def test_an_exponent_is_snapped_to_a_fraction_only():
     # 2·x0**1.732 on 200 rows: √3 = 1.7321 is nearer and shorter to write than 7/4, but laws
-    # raise to rational powers
+    # raise to rational powers; and 7/4 is not resolved, √3 being its rival
     X, y = _noisy(lambda X: 2 * X[:, 0] ** 1.732, 0.1, n=200)
     score = _mdl_scorer(X, y)
     (found,) = score([Expression.from_names(["mul", "c", "pow", "x0", "c"], LIB,
                                             [2.0, 1.733], order="prefix")])
-    snapped = snap(found, lambda es: score.refit(es, fresh_starts=False), n_samples=len(y))
-    assert snapped.expression.to_sympy() == 2 * x0 ** sympy.Rational(7, 4)
+    snapped = snap(found, *_polished(score, y), n_samples=len(y))
+    assert not snapped.expression.fixed[-1] and snapped.expression.constants[-1] != 1.75

@@ -116,7 +116,7 @@ def test_the_estimator_reports_its_constants_and_prediction_errors(model):
     table = model.constants_
     assert list(table.columns) == CONSTANT_COLUMNS == [
         "name", "shown", "value", "std_error", "ci_low", "ci_high", "fixed", "fitted_value",
-        "fitted_ci_low", "fitted_ci_high"]
+        "fitted_ci_low", "fitted_ci_high", "fitted_std_error", "gap"]
     chosen = next(row for row in model.pareto_front_ if row.selected)
     assert len(table) == len(chosen.constants.names) + len(chosen.constants.fixed)
     fitted = ~table["fixed"].to_numpy()

@@ -59,7 +59,8 @@ def print_formula(output: Output) -> None:
 def print_constants(output: Output) -> None:
     """The chosen formula's constants, the rows of ``constants_``: each number the formula
     shows with its standard error and 95 % interval, then those fixed to simple numbers
-    with the value and interval the fit gave them before."""
+    with the value, standard error and interval the fit gave them before, and the gap to
+    the nearest rival simple number that standard error was judged against."""
     from ..front.rows import constant_rows
 
     rows = constant_rows(output.front.chosen)
@@ -67,13 +68,17 @@ def print_constants(output: Output) -> None:
         print("Constants:  none")
         return
     print("\nConstants of the chosen formula (constants_): c0, c1, … in the order it shows them;"
-          "\ns0, s1, … fixed to simple numbers (no parameters), with what the fit gave before:")
+          "\ns0, s1, … fixed to simple numbers (no parameters), with what the fit gave before"
+          "\nand the gap to the nearest rival number, which its standard error must be small"
+          "\nbeside:")
     print(f"  {'name':<6}{'as shown':<12}{'value':>12}  {'std. error':>10}  95 % interval")
     for r in rows:
         if r["fixed"]:
             error = "fixed"
             interval = ("" if math.isnan(r["fitted_value"]) else f"fitted "
-                        f"{_interval(r['fitted_value'], r['fitted_ci_low'], r['fitted_ci_high'])}")
+                        f"{_interval(r['fitted_value'], r['fitted_ci_low'], r['fitted_ci_high'])}"
+                        f" ± {r['fitted_std_error']:.3g}")
+            interval += "" if math.isnan(r["gap"]) else f", gap {r['gap']:.3g}"
         else:
             error, interval = f"{r['std_error']:.3g}", _interval(None, r["ci_low"], r["ci_high"])
         print(f"  {r['name']:<6}{r['shown']:<12}{r['value']:>12.6g}  {error:>10}  {interval}")

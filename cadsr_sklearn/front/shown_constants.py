@@ -18,9 +18,12 @@ to the fit (the 2 of ``x**2``, a ``sin(1)`` the tree folded to a float) are
 not constants.
 
 A constant fixed to a simple number is no parameter, but it is listed too,
-with what the fit said before it was fixed (``fitted_value`` and its
-interval), so a table never hides that a number was chosen rather than
-measured. Two steps fix numbers:
+with what the fit said before it was fixed (``fitted_value``, its interval
+and standard error) and the ``gap`` to the nearest rival simple number, which
+that standard error was judged against
+(:func:`cadsr_sklearn.expressions.simple_numbers.resolves`), so a table never
+hides that a number was chosen rather than measured, nor how well the data
+single it out. Two steps fix numbers:
 
 * snapping (:mod:`cadsr_sklearn.search.refinement.snapping`) fixes a tree constant the data
   cannot tell from a simple number; its interval is that of the tree before
@@ -44,7 +47,7 @@ from sympy.printing.str import StrPrinter
 
 from ..expressions.notation import round_floats, rounded_float
 from ..expressions.expression import Expression
-from ..expressions.simple_numbers import snap_number
+from ..expressions.simple_numbers import rival_gap, snap_number
 from .uncertainty import ConstantUncertainty, form_uncertainty
 
 __all__ = ["ConstantRow", "FixedConstant", "ShownConstants", "shown_constants",
@@ -65,6 +68,10 @@ class ConstantRow:
     fitted_value: float  # a fixed one's value as fitted before it was fixed; else NaN
     fitted_ci_low: float  # and its interval then
     fitted_ci_high: float
+    fitted_std_error: float  # and its standard error then
+    #: a fixed one's distance to its nearest rival among the simple numbers (one no more
+    #: than ln 2 longer to write): the gap its standard error was judged against; else NaN
+    gap: float
 
 
 #: The columns of ``constants_``: the fields of :class:`ConstantRow`.
@@ -81,12 +88,14 @@ class FixedConstant:
     fitted: ConstantUncertainty | None  # the fit before: the unsnapped tree, or the written form
     index: int  # the constant's position in ``fitted``
 
-    def fitted_interval(self, level: float) -> tuple[float, float, float]:
-        """(value, low, high) of the fit before the number was fixed; NaN when unknown."""
+    def fitted_interval(self, level: float) -> tuple[float, float, float, float]:
+        """(value, low, high, standard error) of the fit before the number was fixed; NaN
+        when unknown."""
         if self.fitted is None:
-            return np.nan, np.nan, np.nan
+            return np.nan, np.nan, np.nan, np.nan
         low, high = self.fitted.intervals(level)[self.index]
-        return float(self.fitted.values[self.index]), float(low), float(high)
+        return (float(self.fitted.values[self.index]), float(low), float(high),
+                float(self.fitted.standard_errors[self.index]))
 
 
 @dataclass(frozen=True)
@@ -110,12 +119,12 @@ class ShownConstants:
         u = self.uncertainty
         errors, intervals = u.standard_errors, u.intervals(level)
         out = [ConstantRow(name, text, float(value), float(error), float(low), float(high),
-                           False, np.nan, np.nan, np.nan)
+                           False, np.nan, np.nan, np.nan, np.nan, np.nan)
                for name, text, value, error, (low, high)
                in zip(self.names, self.shown, u.values, errors, intervals)]
         for f in self.fixed:
             out.append(ConstantRow(f.name, f.shown, f.value, np.nan, np.nan, np.nan, True,
-                                   *f.fitted_interval(level)))
+                                   *f.fitted_interval(level), rival_gap(f.value)))
         return out
 
 

@@ -291,7 +291,9 @@ def _constants_table(front: FittedFront) -> str:
             "<th>std. error</th><th>95 % interval</th>"
             "<th title=\"fixed to a simple number: no parameter\">fixed</th>")
     if any_fixed:  # else the columns about fixed numbers say nothing
-        head += "<th>as fitted before</th><th>its 95 % interval</th>"
+        head += ("<th>as fitted before</th><th>its 95 % interval</th><th>its std. error</th>"
+                 "<th title=\"to the nearest rival simple number: the standard error must be "
+                 "small beside it\">gap</th>")
     lines = []
     for r in rows:
         cells = [_cell("name", r["name"]), _cell("shown", r["shown"]), _cell("value", r["value"]),
@@ -299,14 +301,16 @@ def _constants_table(front: FittedFront) -> str:
                  _cell("fixed", r["fixed"])]
         if any_fixed:
             cells += [_cell("fitted_value", r["fitted_value"]),
-                      _interval_cell(r["fitted_ci_low"], r["fitted_ci_high"])]
+                      _interval_cell(r["fitted_ci_low"], r["fitted_ci_high"]),
+                      _cell("fitted_std_error", r["fitted_std_error"]), _cell("gap", r["gap"])]
         lines.append("<tr>" + "".join(cells) + "</tr>")
     body = "\n".join(lines)
     caption = ("The numbers of the formula as displayed (c0, c1, … in the order its text "
                "shows them), with standard errors and intervals from its Jacobian on the rows "
                "the constants were fitted on (see <code>constants_</code>). A number fixed to "
                "a simple one (s0, s1, …, by snapping or as round-off from one) is no "
-               "parameter and has none; its value and interval as fitted before are given. "
+               "parameter and has none; its value, interval and standard error as fitted "
+               "before are given, with the gap to the nearest rival simple number. "
                "An infinite error marks a constant the data cannot pin down.")
     return (f"<div class=\"scroll\"><table><caption>{caption}</caption>\n<tr>{head}</tr>\n"
             f"{body}\n</table></div>")
@@ -539,7 +543,7 @@ def _cell(column: str, value) -> str:
         return f"<td>{'yes' if value else ''}</td>"
     if isinstance(value, (int, float, np.number)):
         # errors to three digits; values and interval ends to six, so that they differ
-        spec = ".3g" if column == "std_error" else ".6g"
+        spec = ".3g" if column in ("std_error", "fitted_std_error", "gap") else ".6g"
         return f"<td class=\"num\">{_num(value, spec)}</td>"
     return f"<td class=\"left mono\">{html_text(value)}</td>"
 

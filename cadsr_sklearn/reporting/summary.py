@@ -4,7 +4,9 @@ and the front.
 ``print(model)`` (``str``), IPython's text display (``_repr_pretty_``) and a
 notebook's rich display (``_repr_mimebundle_``, ``_repr_html_``) show, under
 scikit-learn's parameter repr, each output's chosen formula named after its
-target, its complexity, training R² and (in a fit with units) its units, and
+target, its complexity, training R² and (in a fit with units) its units, the
+numbers it fixed to simple ones (each with the value and standard error it was
+fitted with and the gap to its nearest rival simple number), and
 the Pareto front as a compact table (:func:`text_summary`, :func:`html_summary`);
 below it, the user's ``guesses`` fitted, each with whether the chosen formula
 beats it on the criterion. An unfitted estimator shows scikit-learn's display
@@ -38,6 +40,7 @@ typesets a formula as MathML, for the notebook and the HTML report
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass
 
 import sympy
@@ -45,7 +48,7 @@ from sympy.printing.mathml import MathMLPresentationPrinter
 
 from ..expressions.notation import DISPLAY_DIGITS, html_text, shortened
 from ..front.fitted import FittedFront
-from ..front.rows import verdict
+from ..front.rows import constant_rows, verdict
 from ..multioutput import Output, outputs_of
 from ..front.selection import SelectionError
 
@@ -159,6 +162,7 @@ def text_summary(model) -> str:
         else:
             lines.append(f"{indent}{output.target} = {output.front.rows[output.position].formula}")
             lines.append(f"{indent}  {_facts(output)}")
+            lines += [indent + line for line in _fixed_numbers(output)]
         lines += [indent + line for line in _symbols(output.front)]
         lines += [indent + "  " + line for line in _front_lines(output)]
         lines += [indent + "  " + line for line in _guess_lines(output)]
@@ -175,6 +179,16 @@ def _facts(output: _Shown) -> str:
     facts += [f"units: {units}"] if units is not None else []
     return (", ".join(facts) + f"; model_selection={front.rule!r} chose row "
             f"{output.position} of {len(front.rows)}")
+
+
+def _fixed_numbers(output: _Shown) -> list[str]:
+    """The chosen formula's numbers fixed to simple ones, each with the value and standard
+    error it was fitted with and the gap to its nearest rival (see ``constants_``)."""
+    fixed = [r for r in constant_rows(output.front.rows[output.position])
+             if r["fixed"] and math.isfinite(r["fitted_value"])]
+    described = [f"{r['shown']} (fitted {r['fitted_value']:.6g} ± {r['fitted_std_error']:.2g}, "
+                 f"gap {r['gap']:.3g})" for r in fixed]
+    return [f"  fixed numbers: {'; '.join(described)}"] if described else []
 
 
 def _symbols(front: FittedFront) -> list[str]:

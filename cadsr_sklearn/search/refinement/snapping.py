@@ -1,44 +1,61 @@
-"""Snapping fitted constants to simple numbers, judged by the criterion.
+"""Snapping fitted constants to simple numbers the data resolve, judged by the criterion.
 
 On noisy data Levenberg–Marquardt fits the noise too: the search finds the law's
 form with constants a little off, ``x1*x3/(x2*(x0 - 0.99647))`` for
 ``x1*x3/(x2*(x0 - 1))``, ``x0**2.00065`` for ``x0**2``. After the search, each
 fitted constant of τ* (and of the other formulas users choose from) is tried as
-0 and as the simple numbers near it (:func:`cadsr_sklearn.expressions.simple_numbers.nearby`:
-p/q, 2π, 4π², √2…, within ``rtol`` of it, shortest code first; an exponent of
-``pow`` only as a fraction, for laws raise to rational powers), held there as a
-*fixed literal* while the other constants are refitted, and the replacement is
-kept when the criterion that judges the answer rises (:mod:`cadsr_sklearn.scoring.scorer`).
-0 drops a constant the data cannot tell from zero: the description length
-charges a fitted constant for its reach whatever its value, so a ``+ 0.0015``
-the noise put next to a law costs more than the fit it buys, and the term goes
-from the formula shown.
+0 and as the simple numbers the data *resolve* near it, held there as a *fixed
+literal* while the other constants are refitted, and the replacement is kept
+when the criterion that judges the answer rises (:mod:`cadsr_sklearn.scoring.scorer`).
+
+Which numbers are tried: those within a few standard errors σ of the fitted
+value θ̂ (σ from the formula's own Jacobian on the rows its constants were
+fitted on, :func:`cadsr_sklearn.front.uncertainty.constant_uncertainty`) that
+:func:`cadsr_sklearn.expressions.simple_numbers.resolves`: every *rival* (any
+other simple number no more than ln 2 longer to write) is rejected by the data,
+a likelihood ratio of e^4.5 (three standard errors) against it. Integers and
+halves are far apart; elevenths are not: on sixteen noisy rows, 0.4545 ± 0.02
+is no 5/11. The same rule works both ways: a constant pinned down to the last
+digit, ``sin(y + 3.66519142918809)``, is 7π/6, since no rival lies within
+round-off of it. A constant the data do not pin down (no residual degree of
+freedom, or one that only acts with another) resolves nothing. An exponent of
+``pow`` is tried only as a fraction: laws raise to rational powers.
+
+0 is always tried, first: it is no claim about a number but the removal of a
+term, a choice between two formulas that the criterion makes. The description
+length charges a fitted constant for its reach whatever its value, so a
+``+ 0.0015`` the noise put next to a law costs more than the fit it buys, and
+the term goes from the formula shown.
 
 How a literal is counted: it stays a node of the tree, but it is no longer a
 parameter the data were fitted with. The description length (the default
 criterion) charges it its codelength (ln|p| + ln q, more for π and e; see
 :func:`cadsr_sklearn.expressions.simple_numbers.codelength`) instead of the precision the
-fitted constant needed, so 1/2 is cheap and 79/2 is not. The BIC's ``k``
+fitted constant needed, so 1/2 is cheap and 79/2 is not. That codelength is
+honest only because the rule above admitted the literal: it names the one
+number of its length the data single out, not the nearest of several they
+cannot tell apart. The BIC's ``k``
 (nodes + fitted constants) falls by one: its penalty counts the parameters
 estimated from the data, and a literal is not estimated, so any literal is
 free there. Either way a replacement must also pass ``S·log(MSE′/MSE) < log
 S`` (σ² the model's MSE; S rows): with S = 2000 rows the fit may get 0.38 %
-worse. A constant the data pin down (0.426 with little noise) stays; one the
-noise cannot tell from 1 becomes 1.
+worse.
 
 Constants are snapped one at a time, greedily and deterministically:
 
-1. For each fitted constant, every simple number near it, with the others
-   refitted from where they are (one Levenberg–Marquardt run each, no random
-   restart), is scored; the constant's snap is the *simplest* number that raises
-   the criterion (0 first, then by codelength; the nearer at equal codelength).
-   The BIC cannot prefer 1 to 11/12 when both fit within the noise; a reader
-   can.
-2. The constant whose snap raises the criterion most is fixed; repeat with the
-   others until none can be.
+1. For each fitted constant, every resolved simple number near it, with the
+   others refitted from where they are (one Levenberg–Marquardt run each, no
+   random restart), is scored; the constant's snap is the *simplest* number
+   that raises the criterion (0 first, then by codelength; the nearer at equal
+   codelength).
+2. The constant whose snap raises the criterion most is fixed; the standard
+   errors of the others are taken again, and the rounds repeat until no
+   constant can be snapped.
 
-A round scores a few trials per constant, so snapping a formula with P fitted
-constants costs at most about 5·P²/2 fits: well under an epoch.
+For every snapped number, ``constants_``, the summary and ``cadsr show`` give the
+value and standard error it was fitted with and the gap to its nearest rival
+that the standard error was judged against
+(:mod:`cadsr_sklearn.front.shown_constants`).
 """
 
 from __future__ import annotations
@@ -47,25 +64,32 @@ import math
 import time
 from typing import Callable
 
+import numpy as np
+
 from ...expressions.expression import Expression
 from ...scoring.scorer import Candidate
-from ...expressions.simple_numbers import nearby
+from ...expressions.simple_numbers import SNAP_RTOL, candidates
 
-__all__ = ["snap", "SNAP_WINDOW"]
+__all__ = ["snap", "SNAP_WINDOW", "MAX_TRIALS"]
 
-SNAP_WINDOW = 0.05
-"""Simple numbers within this relative distance of a fitted constant are tried."""
+SNAP_WINDOW = 4.0
+"""Simple numbers within this many standard errors of a fitted constant are tried (a snap
+farther away fails the BIC test below on any table of up to 8·10⁶ rows)."""
+
+MAX_TRIALS = 8
+"""At most this many resolved numbers are tried per constant and round, shortest first."""
 
 
 def snap(
     best: Candidate,
     score: Callable[[list[Expression]], list[Candidate]],
+    standard_errors: Callable[[Expression], np.ndarray],
     max_loss: float = math.inf,
     deadline: float | None = None,
-    rtol: float = SNAP_WINDOW,
     n_samples: float | None = None,
 ) -> Candidate:
-    """Fix the constants of ``best`` to simple numbers while that raises the criterion.
+    """Fix the constants of ``best`` to simple numbers the data resolve while that raises
+    the criterion.
 
     Parameters
     ----------
@@ -75,14 +99,16 @@ def snap(
         Maps a list of expressions to candidates, fitting each one's free
         constants from the values it holds (the search's
         ``Scorer.refit(..., fresh_starts=False)``).
+    standard_errors : callable
+        Maps an expression to the standard error of each of its constants (BFS
+        order; NaN or inf where the data do not pin one down), on the rows
+        ``score`` fits on.
     max_loss : float, default=inf
         Snaps whose training loss exceeds this are not taken (after an exact
         fit, a snap must keep it exact).
     deadline : float, optional
         :func:`time.perf_counter` time after which no new round starts (the first
         always runs).
-    rtol : float, default=SNAP_WINDOW
-        Relative distance within which simple numbers are tried.
     n_samples : float, optional
         Observations the loss is measured on (S: the rows, or the sum of their
         frequency weights). When given (and no finite
@@ -104,14 +130,15 @@ def snap(
         ceiling = max_loss
         if n_samples and not math.isfinite(max_loss):
             ceiling = current.loss * math.exp(math.log(n_samples) / n_samples)
-        leader = _best_snap(current, score, ceiling, rtol)
+        leader = _best_snap(current, score, standard_errors(current.expression), ceiling)
         if leader is None:
             return current
         current = leader
     return current
 
 
-def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candidate | None:
+def _best_snap(current: Candidate, score, errors: np.ndarray,
+               max_loss: float) -> Candidate | None:
     """The candidate one snap away from ``current`` with the highest criterion, or None."""
     expression = current.expression
     trials, owners = [], []
@@ -119,11 +146,9 @@ def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candi
     for k in range(expression.n_constants):
         if expression.fixed[k]:
             continue
-        numbers = nearby(float(expression.constants[k]), rtol)
-        if k in exponents:  # laws raise to rational powers: no x**(1/pi), no x**sqrt(3)
-            numbers = [n for n in numbers if n.symbol.is_Rational]
         # 0 first: a constant the data cannot tell from zero is dropped, not kept for free
-        for value in (0.0, *(n.value for n in numbers)):
+        for value in (0.0, *_resolved(float(expression.constants[k]), float(errors[k]),
+                                      rational=k in exponents)):
             trials.append(expression.with_literal(k, value))
             owners.append(k)
     leader, snapped = None, set()
@@ -136,6 +161,19 @@ def _best_snap(current: Candidate, score, max_loss: float, rtol: float) -> Candi
         if leader is None or cand.criterion > leader.criterion:
             leader = cand
     return leader
+
+
+def _resolved(value: float, standard_error: float, rational: bool) -> list[float]:
+    """The simple numbers near ``value`` ± ``standard_error`` that the data resolve, shortest
+    first; only fractions where ``rational`` (laws raise to rational powers: no x**(1/pi))."""
+    if not math.isfinite(standard_error):
+        return []
+    # round-off is the least a float64 fit is off by, however small the residuals
+    error = max(standard_error, SNAP_RTOL * max(1.0, abs(value)))
+    numbers = candidates(value, SNAP_WINDOW * error, error)
+    if rational:
+        numbers = [n for n in numbers if n.symbol.is_Rational]
+    return [n.value for n in numbers[:MAX_TRIALS]]
 
 
 def _exponents(expression: Expression) -> set[int]:

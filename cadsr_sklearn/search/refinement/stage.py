@@ -39,7 +39,11 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Callable
 
+import numpy as np
+
 from .baselines import add_baselines
+from ...expressions.expression import Expression
+from ...front.uncertainty import constant_uncertainty
 from .pruning import prune
 from ...scoring.scorer import Candidate, Scorer
 from .snapping import snap
@@ -188,23 +192,24 @@ def _snap_front(search: SearchParts, result: SearchResult) -> None:
     scorer, proposer = search.final_scorer, search.scorer
     deadline, max_loss = _finishing_limits(search, result)
     polish = partial(scorer.refit, fresh_starts=False)
+    errors, proposer_errors = _standard_errors(scorer), _standard_errors(proposer)
     rows = scorer.reward.n_samples  # S: with frequency weights, their sum
     grace = search.state.call.last_epoch_seconds
     # τ*'s rounds: for one epoch's time after max_time, or after now if later
     answer_deadline = None if deadline is None else max(deadline, time.perf_counter()) + grace
     result.unsnapped = result.best
-    best = snap(result.best, polish, max_loss, answer_deadline, n_samples=rows)
+    best = snap(result.best, polish, errors, max_loss, answer_deadline, n_samples=rows)
     others, members = [], []
     for member in result.hall_of_fame.pareto_front():
         if deadline is not None and time.perf_counter() >= deadline:
             break
         if member.expression.key != result.best.expression.key and member.expression.n_fitted:
             if proposer is scorer:
-                others.append(snap(member, polish, max_loss, deadline, n_samples=rows))
+                others.append(snap(member, polish, errors, max_loss, deadline, n_samples=rows))
             else:
                 proposal = snap(_rescored(member, proposer),
-                                partial(proposer.refit, fresh_starts=False), max_loss,
-                                deadline, n_samples=rows)
+                                partial(proposer.refit, fresh_starts=False),
+                                proposer_errors, max_loss, deadline, n_samples=rows)
                 others.append(_judged(member, scorer, proposal, max_loss))
             members.append(member)
     result.snapped_from = {c.expression.key: member for c, member in
@@ -216,6 +221,16 @@ def _snap_front(search: SearchParts, result: SearchResult) -> None:
         best = max(dominating, key=lambda c: c.criterion)
     result.hall_of_fame.update(others + [best])
     result.best = best
+
+
+def _standard_errors(scorer: Scorer) -> Callable[[Expression], np.ndarray]:
+    """The standard errors of a formula's constants on the rows ``scorer`` fits them on."""
+    rows, targets = scorer.fitter.rows_, scorer.reward.targets
+
+    def standard_errors(expression: Expression) -> np.ndarray:
+        return constant_uncertainty(expression, scorer.X, targets.y, targets.w,
+                                    rows).standard_errors
+    return standard_errors
 
 
 def _found(search: SearchParts, result: SearchResult) -> bool:
