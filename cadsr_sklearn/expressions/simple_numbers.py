@@ -286,7 +286,7 @@ def resolves(number: SimpleNumber | _Near, estimate: float, standard_error: floa
 
     True when the data prefer ``number`` to each of its rivals (any other simple
     number, 0 included, at most :data:`RIVAL_MARGIN` longer to write) by a
-    likelihood ratio of at least e^:data:`RESOLUTION` (see the module docstring).
+    likelihood ratio of at least exp(:data:`RESOLUTION`) (see the module docstring).
     """
     if not (math.isfinite(estimate) and math.isfinite(standard_error)):
         return False
