@@ -50,3 +50,20 @@ def test_constraints_apply_to_the_baselines():
     # one constant at most: no line of two constants is on the front
     model = CADSRRegressor(**TINY, max_constants=1).fit(X, y)
     assert all(row.expression.n_constants <= 1 for row in model.pareto_front_)
+
+
+def test_the_constant_is_scored_though_the_sampler_never_draws_it():
+    # Theophylline in one subject (R's Theoph, subject 1), 8 of its 11 rows: the sampler's
+    # rules (no constant-only tree, at least two nodes) spare it from drawing y = c, but
+    # they are no verdict on the answer. Without the constant, this search answered
+    # sqrt(t), which its own criterion ranks below y = c, at a training R² of -1.7.
+    t = np.array([24.37, 5.1, 0.25, 7.03, 9.05, 1.12, 0.0, 3.82])
+    conc = np.array([3.28, 8.36, 2.84, 7.47, 6.89, 10.5, 0.74, 8.58])
+    model = CADSRRegressor(**{**TINY, "n_epochs": 4}).fit(t[:, None], conc)
+    constant = baseline_expressions(model.best_expression_.library)[0].tokens
+    [row] = [row for row in model.pareto_front_ if row.expression.tokens == constant]
+    assert row.loss == pytest.approx(np.var(conc))
+    # never worse than the mean on its own training rows
+    assert model.score(t[:, None], conc) >= -1e-9
+    sqrt_t = model.score_formula("sqrt(x0)", t[:, None], conc)
+    assert sqrt_t.criterion < row.criterion

@@ -529,7 +529,8 @@ class Constraints:
                          nesting_inner=self.nesting_inner if self.nesting_limits else None)
 
     def force(self, tokens: torch.Tensor, lengths: torch.Tensor,
-              start_token: int | None = None) -> Iterator[ForcedStep]:
+              start_token: int | None = None,
+              rules: Sequence[Rule] | None = None) -> Iterator[ForcedStep]:
         """Replay the rules node by node over given trees, as if each were being sampled.
 
         ``tokens`` (n, T) holds BFS token ids (anything past ``lengths`` (n,)). Each step
@@ -537,22 +538,29 @@ class Constraints:
         the token; a tree that has ended takes a terminal there, so that its state stays
         consistent. The one way trees made outside the sampler meet the rules: forced
         re-scoring (:meth:`~cadsr_sklearn.sampling.sampler.Sampler.teacher_force`), pruning's
-        edits (:meth:`admits`) and a user's guesses.
+        edits (:meth:`admits`) and a user's guesses. ``rules``: those to replay (by default
+        all of them).
         """
         state = self.new_state(len(tokens), start_token, tokens.device)
         filler = int(self.library.variable_ids[0])
         for t in range(int(lengths.max()) if len(lengths) else 0):
             live = lengths > t
             token = torch.where(live, tokens[:, t], filler)
-            yield ForcedStep(t, state, self.mask(state), token, live)
+            yield ForcedStep(t, state, self.mask(state, rules), token, live)
             state.advance(token)
 
-    def admits(self, token_lists: Sequence[Sequence[int]]) -> np.ndarray:
+    def admits(self, token_lists: Sequence[Sequence[int]], *,
+               as_answers: bool = False) -> np.ndarray:
         """Whether each complete BFS token sequence obeys every rule: bool (n,).
 
         The rules are replayed node by node (:meth:`force`); for expressions built
-        outside the sampler (pruning).
+        outside the sampler (pruning). ``as_answers``: judged as answers, not as draws,
+        without the rules that only spare the sampler draws (a constant-only subtree, which
+        a constant fit absorbs; a tree shorter than ``min_length``): ``y = c`` is the
+        answer every other must beat (the baselines).
         """
+        rules = [r for r in self.rules
+                 if not (as_answers and r in (constant_subtree_rule, min_length_rule))]
         n = len(token_lists)
         ok = np.array([0 < len(seq) <= self.max_length for seq in token_lists], dtype=bool)
         if not ok.any():
@@ -565,16 +573,17 @@ class Constraints:
             if ok[i]:
                 tokens[i, : len(seq)] = torch.as_tensor(list(seq), dtype=torch.long)
         allowed_so_far = torch.as_tensor(ok, device=device)
-        for step in self.force(tokens, lengths):
+        for step in self.force(tokens, lengths, rules=rules):
             allowed_so_far &= step.allowed | ~step.live
         return allowed_so_far.cpu().numpy()
 
-    def mask(self, state: TreeState) -> torch.Tensor:
-        """Allowed tokens for node ``state.t`` of every tree: bool (B, V)."""
+    def mask(self, state: TreeState, rules: Sequence[Rule] | None = None) -> torch.Tensor:
+        """Allowed tokens for node ``state.t`` of every tree by ``rules`` (by default all
+        of them): bool (B, V)."""
         if state.t >= self.max_length:
             raise ValueError(f"No node {state.t} in trees of at most {self.max_length} nodes.")
         allowed = torch.ones(len(state), len(self.library), dtype=torch.bool,
                              device=state.n_nodes.device)
-        for rule in self.rules:
+        for rule in self.rules if rules is None else rules:
             rule(self, state, allowed)
         return allowed

@@ -3,7 +3,7 @@
 A search of a few hundred formulas can miss even a straight line, and a user
 with a tiny budget would then get a formula that predicts worse than the mean.
 So before the answer is chosen, the affine ``y = a·x_j + b`` in each feature j
-(and the constant ``y = c``, where the sampler's rules admit it: see below) are
+and the constant ``y = c`` are
 fitted and scored as every sampled formula is (same constant fit, reward and
 criterion), and join the hall of fame; one that the criterion ranks above τ*
 takes its place
@@ -14,17 +14,20 @@ criterion prefers.
 Only formulas the sampler could write are added: a library without the
 constant token, or without ``add`` and ``mul``, writes no affine formula, and
 ``required_features``, ``max_constants`` and the other sampler constraints
-apply as they do to sampled formulas; with physical units the affine formula
-in a feature of other units than the target's is rejected by the units check.
+apply as they do to sampled formulas, but for the rule against constant-only
+subtrees, which spares the sampler draws a constant fit absorbs and would bar
+``y = c`` itself (a search on eight rows then answered ``sqrt(t)``, which its
+own criterion ranks below the constant, with a training R² of −1.7); with
+physical units the affine formula in a feature of other units than the target's
+is rejected by the units check.
 They are scored after the loop, not before, so that the search itself (its
 samples, fits and policy updates) is the same with and without them.
 
-The constant ``y = c`` is among them, but the sampler's own rules (no tree of a
-constant alone, at least two nodes) bar it, so today it is never added: only the
-lines are. Admitting it was measured and reverted: on eight rows the criterion
-then prefers the constant to partial laws that predict held-out rows better, and
-snapping turns the fitted mean into a number it does not resolve (``pi``; see
-the repository's ``docs/experiments/small-data.md``).
+``y = c`` is the answer every other must beat: a formula that fits its
+training rows worse than their mean is ranked below it by the criterion unless
+it is cheaper to write than one fitted constant. Its fitted mean is snapped to
+a simple number only where the data resolve that number
+(:mod:`cadsr_sklearn.search.refinement.snapping`).
 """
 
 from __future__ import annotations
@@ -75,7 +78,7 @@ def add_baselines(best: Candidate | None, hall_of_fame: HallOfFame, scorer: Scor
     """
     expressions = baseline_expressions(constraints.library)
     if expressions:
-        allowed = constraints.admits([e.tokens for e in expressions])
+        allowed = constraints.admits([e.tokens for e in expressions], as_answers=True)
         expressions = [e for e, ok in zip(expressions, allowed) if ok]
     if not expressions:
         return best
