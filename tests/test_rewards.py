@@ -363,3 +363,31 @@ def test_mdl_charges_two_constants_that_act_together_about_once():
     # D·I·D has eigenvalues (2μ, 0) against μ: ½ ln 2 more, not a second constant's cost
     assert mdl(y_pred, y, one, X) - mdl(y_pred, y, two, X) == pytest.approx(
         2 * (extra_nodes + 0.5 * np.log(2)), rel=1e-9)
+
+
+def test_mdl_charges_a_periodic_node_the_periods_its_argument_spans():
+    # sin(x0) on an angle within one period pays nothing beyond its nodes; over P periods,
+    # ln P: P frequencies in (0, 1] predict the rows as differently as unrelated formulas
+    law = expr("sin x0")
+    rng = np.random.default_rng(0)
+    for periods in (0.5, 3.0, 40.0):
+        x = np.linspace(0.0, periods * 2 * np.pi, 200)[:, None]
+        y = np.sin(x[:, 0]) + 0.1 * rng.standard_normal(200)
+        y_pred = law.evaluate(x)
+        within_one = np.linspace(0.0, 0.9 * 2 * np.pi, 200)[:, None]
+        expected = 2 * np.log(max(1.0, periods))
+        assert mdl(y_pred, y, law, within_one) - mdl(y_pred, y, law, x) == pytest.approx(
+            expected, abs=1e-9)
+
+
+def test_mdl_rejects_a_periodic_node_the_rows_sample_below_the_nyquist_rate():
+    # body masses of mammals from 5 g to 6.6 t, in kg: cos(mass) spans ~1000 periods over
+    # 62 rows, so each large animal's cosine is as good as a free number
+    lib = Library(1, ("mul", "sub"), ("cos",), use_constants=True, use_one=False)
+    mass = np.geomspace(0.005, 6654.0, 62)[:, None]
+    brain = 10 * mass[:, 0] ** 0.75 * np.exp(0.3 * np.random.default_rng(0).standard_normal(62))
+    aliased = Expression.from_names("mul x0 sub c cos x0".split(), lib, [1.7], order="prefix")
+    assert mdl(aliased.evaluate(mass), brain, aliased, mass) == -np.inf
+    # the same formula on angles the rows resolve (31 periods over 62 rows) is scored
+    angle = np.linspace(1.0, 1.0 + 31 * 2 * np.pi - 1e-9, 62)[:, None]
+    assert np.isfinite(mdl(aliased.evaluate(angle), brain, aliased, angle))

@@ -383,6 +383,13 @@ class Expression:
         ops, args = self.program
         return program.jacobian(ops, args, X, self.constants, self.library.operator_table)
 
+    def node_values(self, X: np.ndarray) -> np.ndarray:
+        """Value ``(n_nodes, n_samples)`` of every node, BFS order, on the rows of ``X``:
+        what :meth:`evaluate` computes on the way to the root."""
+        ops, args = self.program
+        return program.node_values(ops, args, np.ascontiguousarray(X, dtype=np.float64),
+                                   self.constants, self.library.operator_table)
+
     def is_valid_on(self, X: np.ndarray) -> bool:
         """Whether the output is finite on every row of ``X``."""
         return bool(np.all(np.isfinite(self.evaluate(X))))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["OPCODES", "NO_CUSTOM", "MAX_CUSTOM", "arity", "custom_opcode", "custom_index",
+__all__ = ["OPCODES", "PERIODS", "NO_CUSTOM", "MAX_CUSTOM", "arity", "custom_opcode", "custom_index",
            "operator_table", "is_binary", "jit", "copy_into"]
 
 VARIABLE, ONE, CONSTANT = 0, 1, 2
@@ -43,6 +43,11 @@ OPCODES: dict[str, int] = {
     "square": SQUARE, "cube": CUBE, "neg": NEG, "inv": INV, "tanh": TANH, "abs": ABS,
     "asin": ASIN, "acos": ACOS, "atan": ATAN, "sinh": SINH, "cosh": COSH,
 }
+
+#: The period of each periodic operator, in its argument's own units: what a periodic
+#: node's look-elsewhere cost counts in (:func:`cadsr_sklearn.scoring.rewards.mdl`).
+PERIODS: dict[int, float] = {SIN: 2.0 * np.pi, COS: 2.0 * np.pi, TAN: np.pi}
+
 
 def arity(op: int) -> int:
     """Number of children of a node with operation code ``op``."""

@@ -104,13 +104,19 @@ def _rule_text(rule) -> str:
 def scored(scorer: Scorer, expressions: list[Expression], labels: list[str]) -> list[Candidate]:
     """The candidates of ``expressions``, each fitted on all the fitter's rows from the
     constants written, scored once (then cached: the search never refits them);
-    ValueError for one not finite on the training rows."""
+    ValueError for one not finite on the training rows, or one the criterion rejects."""
     candidates = scorer.score_given(expressions)
     for label, candidate in zip(labels, candidates):
-        if not math.isfinite(candidate.criterion):
+        if not math.isfinite(candidate.loss):
             raise ValueError(f"{label} is not finite on every training row at any constants "
                              "the fit found (a log or square root of a negative number, a "
                              "division by zero?).")
+        if not math.isfinite(candidate.criterion):
+            raise ValueError(f"{label} fits the training rows, but the criterion rejects it: "
+                             "it has no residual degree of freedom (as many fitted constants "
+                             "as rows), or a sine, cosine or tangent whose argument spans "
+                             "more periods than half the rows (below the Nyquist rate, the "
+                             "rows cannot tell its period).")
     return candidates
 
 
