@@ -270,3 +270,13 @@ def test_cli_fit_takes_guesses(tmp_path, capsys):
     assert main(["fit", str(data), "--target", "y", "--guess", "a + zz", "--out", str(out),
                  "--epochs", "1", "--batch-size", "32", "--device", "cpu"]) == 2
     assert "zz" in capsys.readouterr().err
+
+
+def test_score_formula_of_a_cosine_the_rows_sample_below_the_nyquist_rate_says_why(guessed):
+    # body masses from 5 g to 6.6 t in kg: cos(m) spans ~1000 periods over 40 rows
+    m = np.geomspace(0.005, 6654.0, 40)
+    X = pd.DataFrame({"m": m, "v": np.linspace(1, 2, 40)})
+    y = 10 * m**0.75
+    with pytest.raises(ValueError, match="criterion rejects it.*Nyquist"):
+        guessed.score_formula("m*(1.7 - cos(m))", X, y)
+    assert np.isfinite(guessed.score_formula("m*(1.7 - cos(v))", X, y).criterion)

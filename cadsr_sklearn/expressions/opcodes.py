@@ -15,8 +15,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["OPCODES", "PERIODS", "NO_CUSTOM", "MAX_CUSTOM", "arity", "custom_opcode", "custom_index",
-           "operator_table", "is_binary", "jit", "copy_into"]
+__all__ = ["OPCODES", "PERIODS", "NO_CUSTOM", "MAX_CUSTOM", "arity", "custom_opcode",
+           "custom_index", "operator_table", "is_binary", "jit", "copy_into"]
 
 VARIABLE, ONE, CONSTANT = 0, 1, 2
 ADD, SUB, MUL, DIV, POW = 3, 4, 5, 6, 7
