@@ -86,6 +86,9 @@ def _first_resolved(value, standard_error):
     (9.87, 0.1, None),  # π² or 10? the data cannot tell
     (1.73, 0.01, None),  # √3 or its rival 7/4, 2 σ away?
     (1.7321, 0.003, sympy.sqrt(3)),  # 7/4 lies 6 σ away
+    # h**2/(8*pi**2*E_n*d**2) on exact rows; at 10 % noise 1/79 is its rival
+    (1 / (8 * math.pi**2), 1e-15, 1 / (8 * sympy.pi**2)),
+    (0.0126972, 2.5e-5, None),
 ])
 def test_a_number_is_resolved_only_when_the_data_reject_its_rivals(value, error, expected):
     assert _first_resolved(value, error) == expected

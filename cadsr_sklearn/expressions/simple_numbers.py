@@ -4,7 +4,8 @@ One family, used everywhere a fitted number may become an exact one:
 
 * fractions p/q with |p| and q of at most two digits (3, 1/2, 79/2, 7/12);
 * the irrational numbers laws hold: p·π/q and p/(q·π) with |p| ≤ 12 and q in
-  {1, 2, 3, 4, 6, 8, 12} (2π, π/2, 7π/6, 1/(4π)), p·π² with |p| ≤ 4 (4π²), √2, √3
+  {1, 2, 3, 4, 6, 8, 12} (2π, π/2, 7π/6, 1/(4π)), p·π² with |p| ≤ 4 (4π²) and
+  1/(q·π²) with q in {1, 2, 4, 8} (the 1/(8π²) of h²/(8π²md²)), √2, √3
   and their halves, √(2π) and 1/√(2π), each also negative;
 * powers e^(p/q), |p/q| ≤ 4 and q ≤ 12 (LM fits the base of ``c**log(x)`` as
   e² for ``x**2``); e enters laws through ``exp``, which the search writes as
@@ -107,12 +108,12 @@ class Factor(NamedTuple):
 _PI, _TWO_PI, _LN = sympy.pi, 2 * sympy.pi, math.log
 
 #: The irrational factors a simple number may hold, each with the small fractions it may
-#: stand with (π/6, 4π², √3/2) and what naming it costs beyond the fraction: ln 4 for π and
+#: stand with (π/6, 4π², 1/(8π²), √3/2) and what naming it costs beyond the fraction: ln 4 for π and
 #: 1/π (as in ESR), ln 8 for π², ln 16 for the roots, rarer in laws than a fraction near
 #: them (0.4121 is 2/5 before 1/√(2π)).
 FACTORS: tuple[Factor, ...] = (
     Factor(_PI, *_PI_FRACTIONS, _LN(4)), Factor(1 / _PI, *_PI_FRACTIONS, _LN(4)),
-    Factor(_PI**2, 4, (1,), _LN(8)),
+    Factor(_PI**2, 4, (1,), _LN(8)), Factor(1 / _PI**2, 1, (1, 2, 4, 8), _LN(8)),
     Factor(sympy.sqrt(2), 1, (1, 2), _LN(16)), Factor(sympy.sqrt(3), 1, (1, 2), _LN(16)),
     Factor(sympy.sqrt(_TWO_PI), 1, (1,), _LN(16)),
     Factor(1 / sympy.sqrt(_TWO_PI), 1, (1,), _LN(16)),
