@@ -28,8 +28,8 @@ import numpy as np
 from ..expressions.opcodes import (ADD, CONSTANT, MUL, NO_CUSTOM, POW, RELAXED_POW, VARIABLE,
                                    copy_into, jit)
 from ..expressions.operations import apply
-from ..expressions.program import (evaluate, evaluate_batch, forward, jacobian, reverse_jacobian,
-                                   variant)
+from ..expressions.program import (evaluate, evaluate_batch, forward, jacobian, node_values,
+                                   reverse_jacobian, variant)
 
 __all__ = ["LMSettings", "FitBatch", "FitRows", "FitOutputs", "fit_batch", "warm_up"]
 
@@ -549,6 +549,7 @@ def warm_up() -> None:
         fit_batch(batch, jobs, rows, settings, out)
     evaluate(ops, args, X, np.ones(2))
     jacobian(ops, args, X, np.ones(2))  # the answer's standard errors
+    node_values(ops, args, X, np.ones(2))  # the criterion's periodic term
     evaluate_batch(ops, args, one, np.ones(2), constants, X, jobs, np.empty((1, len(target))), True,
                    NO_CUSTOM)
     apply(ADD, 1.0, 1.0)
