@@ -33,14 +33,17 @@ from .multioutput import each_output, fit_outputs, target_columns
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, required_columns
 from .reporting.progress import Progress
 from .front.rows import GuessRow
-from .search.guesses import formula_row, guess_rows, seed_search
+from .search.guesses import formula_row, guess_rows, seed_formulas, seed_search
+from .search.proposers import REDUCTION
+from .search.reduction import search_groups
 from .scoring.rewards import sample_size
 from .search.interruption import reported
 from .search.session import check_found, run_session
-from .search.build import build_search
+from .search.build import build_library, build_search
 from .settings import SearchSettings
 from .reporting.summary import FittedDisplay
 from .units.quantities import data_units
+from .units.groups import dimensional_reduction
 from .units.rule import UnitsRule
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
                          frequency_weighted, warn_if_small, with_numeric_hint)
@@ -268,6 +271,15 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ``exp(log(x))``) raises ValueError saying why. The same guesses seed
         every output of a 2-D ``y``. Text is read by ``sympy.sympify``, which
         evaluates it as Python: pass only text you trust.
+    dimensional_reduction : bool, default=True
+        With ``X_units`` and ``y_units``, search first over the law's
+        dimensionless groups (Buckingham's π theorem): the target is a
+        prefactor with its units times f(groups), and f is searched on fewer
+        features with half the budget; its formulas, written back in the
+        features, then seed the search on the original table, which the
+        ``criterion`` on the original rows chooses from
+        (:mod:`cadsr_sklearn.search.reduction`, :ref:`physical-units`). Which groups
+        and prefactor were used is :attr:`reduction_`. Not in the paper.
     prune : bool, default=True
         After the search, improve τ* by greedy node-removing edits, refitted,
         while the ``criterion`` rises (:mod:`cadsr_sklearn.search.refinement.pruning`): dead
@@ -427,8 +439,14 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         distinct children of the genetic stage (pruning's are not counted).
     found_by_ : str or None
         The proposer that first wrote τ* as the loop found it (before pruning and
-        snapping): "policy" (sampled), "genetic" (a child of the genetic stage) or
-        "guess" (one of ``guesses``); None for a constant target.
+        snapping): "policy" (sampled), "genetic" (a child of the genetic stage),
+        "linear" (a linear leaf), "guess" (one of ``guesses``) or "reduction"
+        (the search on dimensionless groups); None for a constant target.
+    reduction_ : ReducedSearch or None
+        With ``dimensional_reduction`` and units that reduce the problem: the
+        groups and prefactor used (``reduction_.description``, e.g.
+        ``"m_0 * f(v/c)"``), the formulas that search handed over and what it
+        spent. None otherwise (no units, all dimensionless, a continued search).
     device_ : torch.device
         Where the policy ran.
     stop_reason_ : str
@@ -478,7 +496,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         # budgets and stops
         max_time=None, max_evaluations=None, tol=1e-20, patience=None,
         # the user's hypotheses
-        guesses=None,
+        guesses=None, dimensional_reduction=True,
         # the answer
         prune=True, snap_constants=True, model_selection="criterion", simplify=True,
         # running
@@ -509,6 +527,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.row_batch = row_batch
         self.max_time, self.max_evaluations, self.tol = max_time, max_evaluations, tol
         self.patience, self.guesses = patience, guesses
+        self.dimensional_reduction = dimensional_reduction
         self.prune, self.snap_constants = prune, snap_constants
         self.model_selection, self.simplify = model_selection, simplify
         self.device, self.n_jobs, self.random_state = device, n_jobs, random_state
@@ -639,10 +658,22 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
                  else None)
         search = continued_search(settings, X, y, sample_weight, fingerprint, self.device_, kept,
                                   units)
+        self.reduction_ = None
         if search is None:
+            # with units that reduce the law: f over its dimensionless groups first
+            reduction = (dimensional_reduction(self.data_units_, self.symbol_names_, X)
+                         if units is not None and settings.dimensional_reduction else None)
+            if reduction is not None and reduction.applies_to(X):
+                library = build_library(settings.library, X.shape[1])
+                self.reduction_ = search_groups(self, reduction, X, y, sample_weight, settings,
+                                                library, numpy_seed)
+                settings = self.reduction_.remaining(settings)
             search = build_search(settings, X, y, sample_weight, self.device_, torch_seed,
                                   numpy_seed, units)
             seed_search(search, settings.guesses, self.symbol_names_)
+            if self.reduction_ is not None:
+                seed_formulas(search, list(self.reduction_.formulas), REDUCTION,
+                              evaluations=self.reduction_.n_evaluations)
         # before the run: a guess undefined on these rows is reported before the time is spent
         guesses = guess_rows(search, settings.guesses, self.symbol_names_, X, y, sample_weight,
                              report.simplify)
@@ -665,6 +696,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
                          candidates=kept_candidates)
         self._keep(reported(result, record, report), drop=("candidates_",))
         self.guesses_ = guesses
+        if self.reduction_ is not None and self.reduction_.interrupted:  # Ctrl-C in its search
+            self.interrupted_, self.stop_reason_ = True, "interrupted"
         return self
 
     def _keep(self, record, drop: tuple[str, ...] = ()) -> None:

@@ -34,7 +34,7 @@ __all__ = ["PER_OUTPUT", "fit_outputs", "JoinedOutputs", "Output", "outputs_of",
 #: The fitted attributes that are lists, one entry per output, when ``y`` is 2-D.
 PER_OUTPUT = ("unsnapped_expression_", "selections_", "history_", "n_epochs_",
               "n_evaluations_", "stop_reason_", "found_by_", "y_variance_", "guesses_",
-              "data_units_")
+              "data_units_", "reduction_")
 
 
 # ------------------------------------------------------------------- fitting

@@ -76,6 +76,7 @@ PARAMETER_CONSTRAINTS: dict = {
     "tol": [Interval(Real, 0, None, closed="left")],
     "patience": [Interval(Integral, 1, None, closed="left"), None],
     "guesses": ["array-like", None],
+    "dimensional_reduction": ["boolean"],
     "prune": ["boolean"],
     "snap_constants": ["boolean"],
     "genetic_generations": [Interval(Integral, 0, None, closed="left")],
@@ -159,4 +160,5 @@ PAPER_SETTINGS = MappingProxyType(dict(
     snap_constants=False,
     genetic_generations=0,
     linear_terms=0,
+    dimensional_reduction=False,
 ))

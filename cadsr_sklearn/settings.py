@@ -167,6 +167,7 @@ class SearchSettings:
     scoring: ScoringSettings
     training: TrainingSettings
     guesses: Sequence | None  # they seed the search's start
+    dimensional_reduction: bool  # with units: search over dimensionless groups first
     tol: float  # the exact-fit stop, relative to Var(y)
     n_jobs: int | None  # threads of the constant fitter
     checkpoint: Any  # a path, or None
@@ -183,7 +184,8 @@ class SearchSettings:
                        training=TrainingSettings.from_params(params),
                        report=_from_params(ReportSettings, params),
                        **{name: params[name]
-                          for name in ("guesses", "tol", "n_jobs", "checkpoint")})
+                          for name in ("guesses", "dimensional_reduction", "tol", "n_jobs",
+                                       "checkpoint")})
         settings.check()
         return settings
 

@@ -141,6 +141,10 @@ def print_run(output: Output, seconds: float | None = None) -> None:
     )
     if model.interrupted_:
         print("(interrupted with Ctrl-C: the best formula found so far is kept)")
+    reduced = getattr(model, "reduction_", None)
+    if reduced is not None:
+        sentence = reduced.sentence(model.found_by_)
+        print(sentence[0].upper() + sentence[1:])
 
 
 def write_plots(model, X, y, folder: Path, y_train=None, data_name: str | None = None) -> None:

@@ -161,6 +161,7 @@ def _output(output: Output) -> dict:
         "stop_reason": model.stop_reason_,
         "interrupted": bool(model.interrupted_),
         "found_by": getattr(model, "found_by_", None),
+        "reduction": _reduction(getattr(model, "reduction_", None)),
     }
 
 
@@ -181,6 +182,20 @@ def _front_row(row: FrontRow, symbols: list[str]) -> dict:
         # points where its tree, SymPy form and text agree, for the reader to check
         "probes": choose_probes(row, symbols),
     }
+
+
+def _reduction(reduced) -> dict | None:
+    """The dimensionless groups a fit searched first (exponents as [numerator,
+    denominator]) and what that search spent; its formulas are in the front."""
+    if reduced is None:
+        return None
+    reduction = reduced.reduction
+    exponents = lambda vector: [[e.numerator, e.denominator] for e in vector]  # noqa: E731
+    return {"groups": [exponents(g) for g in reduction.groups],
+            "prefactor": exponents(reduction.prefactor),
+            "n_epochs": reduced.n_epochs, "n_evaluations": reduced.n_evaluations,
+            "seconds": _real(reduced.seconds), "interrupted": reduced.interrupted,
+            "failure": reduced.failure}
 
 
 def _tree(expression: Expression) -> dict:

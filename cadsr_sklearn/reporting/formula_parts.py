@@ -16,6 +16,7 @@ the row's probe points (:mod:`.formula_checks`). Anything else raises
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,9 @@ from ..front.rows import FrontRow, GuessRow
 from ..front.selection import ALIASES, RULES
 from ..front.shown_constants import FixedConstant, ShownConstants
 from ..front.uncertainty import ConstantUncertainty
+from ..search.reduction import ReducedSearch
 from ..units.check import describe_units
+from ..units.groups import Reduction
 from ..units.quantities import Units
 from .formula_checks import disagreement
 from .formula_values import MAX_TEXT_LENGTH, NUMPY_FUNCTIONS
@@ -91,6 +94,7 @@ class _OutputReader:
             "stop_reason_": as_text(output["stop_reason"], "stop_reason"),
             "interrupted_": as_flag(output["interrupted"], "interrupted"),
             "found_by_": _read_found_by(output.get("found_by")), "search_state_": None,
+            "reduction_": _read_reduction(output.get("reduction"), self.symbols),
         }
 
     def _row(self, row, i, units: Units | None) -> FrontRow:
@@ -163,6 +167,36 @@ def _read_found_by(value) -> str | None:
     if value is not None and not isinstance(value, str):
         raise Invalid(f"'found_by' must be a string or null, got {short(value)}.")
     return value
+
+
+def _read_reduction(value, symbols: list[str]) -> ReducedSearch | None:
+    """The dimensionless groups the fit searched first (None also for files written
+    before they were kept); the formulas that search handed over are in the front."""
+    if value is None:
+        return None
+    value = as_object(value, "the reduction")
+
+    def exponents(vector) -> tuple[Fraction, ...]:
+        pairs = as_list(vector, "a reduction's exponents")
+        if len(pairs) != len(symbols):
+            raise Invalid(f"a reduction's exponents {short(vector)} are not one per feature.")
+        out = []
+        for pair in pairs:
+            pair = as_list(pair, "an exponent")
+            if len(pair) != 2:
+                raise Invalid(f"an exponent must be [numerator, denominator], got {short(pair)}.")
+            out.append(Fraction(as_integer(pair[0], "a numerator"),
+                                as_integer(pair[1], "a denominator", 1)))
+        return tuple(out)
+
+    reduction = Reduction(tuple(symbols),
+                          tuple(exponents(g) for g in as_list(value["groups"], "the groups")),
+                          exponents(value["prefactor"]))
+    failure = value.get("failure")
+    return ReducedSearch(reduction, (), as_integer(value["n_epochs"], "n_epochs", 0),
+                         as_integer(value["n_evaluations"], "n_evaluations", 0),
+                         as_real(value["seconds"]), as_flag(value["interrupted"], "interrupted"),
+                         failure=None if failure is None else as_text(failure, "a failure"))
 
 
 def _library(arguments: dict, symbols: list[str]) -> Library:

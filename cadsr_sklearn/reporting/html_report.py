@@ -277,6 +277,9 @@ def _run_facts(estimator) -> str:
              ("Expressions scored", f"{estimator.n_evaluations_}"),
              ("Time", f"{seconds:.1f} s on {html_text(str(estimator.device_))}"),
              ("Stopped by", html_text(stop))]
+    reduced = getattr(estimator, "reduction_", None)
+    if reduced is not None:
+        facts.append(("Dimensional reduction", html_text(reduced.sentence(estimator.found_by_))))
     return "<h3>Search</h3>\n" + _facts(facts)
 
 

@@ -163,6 +163,7 @@ def text_summary(model) -> str:
             lines.append(f"{indent}{output.target} = {output.front.rows[output.position].formula}")
             lines.append(f"{indent}  {_facts(output)}")
             lines += [indent + line for line in _fixed_numbers(output)]
+            lines += [indent + line for line in _reduction(output)]
         lines += [indent + line for line in _symbols(output.front)]
         lines += [indent + "  " + line for line in _front_lines(output)]
         lines += [indent + "  " + line for line in _guess_lines(output)]
@@ -189,6 +190,14 @@ def _fixed_numbers(output: _Shown) -> list[str]:
     described = [f"{r['shown']} (fitted {r['fitted_value']:.6g} ± {r['fitted_std_error']:.2g}, "
                  f"gap {r['gap']:.3g})" for r in fixed]
     return [f"  fixed numbers: {'; '.join(described)}"] if described else []
+
+
+def _reduction(output: _Shown) -> list[str]:
+    """The dimensionless groups the search used, and whether the chosen formula came from
+    their search (:mod:`cadsr_sklearn.search.reduction`)."""
+    model = output.output.estimator
+    reduced = getattr(model, "reduction_", None)
+    return [f"  {reduced.sentence(model.found_by_)}"] if reduced is not None else []
 
 
 def _symbols(front: FittedFront) -> list[str]:
@@ -262,7 +271,7 @@ def html_summary(model) -> str:
             parts.append(f"<div style=\"{_BOX}\">{_formula(output)}</div>"
                          f"<div style=\"{_MUTED}\">{html_text(_facts(output))}</div>")
         parts += [f"<div style=\"{_MUTED}\">{html_text(line.strip())}</div>"
-                  for line in _symbols(output.front)]
+                  for line in _symbols(output.front) + _reduction(output)]
         parts.append(_front_table(output))
         parts.append(_guess_table(output))
     parts.append("</div>")

@@ -36,7 +36,8 @@ from .build import Search, build_library, build_scoring
 from .proposers import GUESS
 from ..settings import SearchSettings
 
-__all__ = ["guess_expressions", "rejection", "seed_search", "guess_rows", "formula_row"]
+__all__ = ["guess_expressions", "rejection", "seed_search", "seed_formulas", "guess_rows",
+           "formula_row"]
 
 
 def guess_expressions(guesses: Sequence | None, names: Sequence[str],
@@ -126,17 +127,49 @@ def seed_search(search: Search, guesses: Sequence | None, names: Sequence[str]) 
     expressions = guess_expressions(guesses, names, search.sampler.constraints)
     if not expressions:
         return
-    candidates = scored(search.scorer, expressions, _labels(guesses))
+    _seed(search, scored(search.scorer, expressions, _labels(guesses)), GUESS)
+
+
+def seed_formulas(search: Search, expressions: list[Expression], origin: str,
+                  evaluations: int = 0) -> int:
+    """Put formulas another search wrote in ``search`` as guesses are put (see
+    :func:`seed_search`), scored by its scorer, ``origin`` named as their proposer. Those
+    not finite on its rows, not dimensionally consistent or without a required feature
+    are left out, and only those the sampler could write join the replay buffer
+    (teacher forcing replays them through the sampler). The formulas scored, and the
+    ``evaluations`` it took to write them, count in ``n_evaluations``; returns how many
+    were scored."""
+    constraints, units = search.sampler.constraints, search.units
+    required = {int(constraints.library.variable_ids[i]) for i in constraints.required_features}
+    expressions = [e for e in expressions if (units is None or units.consistent(e))
+                   and required <= set(e.tokens)]
+    search.state.n_evaluations += evaluations + len(expressions)
+    if not expressions:
+        return 0
+    candidates = [c for c in search.scorer.score_given(expressions)
+                  if math.isfinite(c.loss) and math.isfinite(c.criterion)]
+    writable = constraints.admits([c.expression.tokens for c in candidates]) if candidates else []
+    _seed(search, candidates, origin, replay=[c for c, ok in zip(candidates, writable) if ok])
+    return len(expressions)
+
+
+def _seed(search: Search, candidates: list[Candidate], origin: str,
+          replay: list[Candidate] | None = None) -> None:
+    """The candidates in the hall of fame, the best of them as τ* where it beats it, and
+    those of ``replay`` (by default all) in the replay buffer, best rewards first."""
     for candidate in candidates:
-        candidate.origin = candidate.origin or GUESS
+        candidate.origin = candidate.origin or origin
     state = search.state
-    ranked = sorted((c for c in candidates if math.isfinite(c.reward)), key=lambda c: -c.reward)
-    unique = list({c.expression.key: c for c in ranked}.values())
+    replay = candidates if replay is None else replay
+    ranked = sorted((c for c in replay if math.isfinite(c.reward)), key=lambda c: -c.reward)
+    unique = list({c.expression.key: c for c in state.replay + ranked}.values())
+    unique.sort(key=lambda c: -c.reward)
     state.replay = unique[:search.config.n_top]  # as the loop keeps it: the best rewards
     state.hall_of_fame.update(candidates)
-    best = max(candidates, key=lambda c: c.criterion)
-    if state.best is None or best.criterion > state.best.criterion:
-        state.best = best
+    if candidates:
+        best = max(candidates, key=lambda c: c.criterion)
+        if state.best is None or best.criterion > state.best.criterion:
+            state.best = best
 
 
 def guess_rows(search: Search, guesses: Sequence | None, names: Sequence[str], X: np.ndarray,

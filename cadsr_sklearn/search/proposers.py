@@ -40,10 +40,13 @@ if TYPE_CHECKING:  # the loop's record of a search; it imports this module
     from .training import SearchParts
 
 __all__ = ["Proposal", "Proposer", "PolicySampler", "GeneticProposer", "POLICY", "GENETIC",
-           "LINEAR", "GUESS"]
+           "LINEAR", "GUESS", "REDUCTION"]
 
 #: The origins a candidate can have (``history_``'s columns, the fitted ``found_by_``).
 POLICY, GENETIC, LINEAR, GUESS = "policy", "genetic", "linear", "guess"
+#: Formulas the search on dimensionless groups wrote, before the first epoch
+#: (:mod:`cadsr_sklearn.search.reduction`).
+REDUCTION = "reduction"
 
 
 @dataclass
