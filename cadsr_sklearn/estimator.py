@@ -35,15 +35,14 @@ from .reporting.progress import Progress
 from .front.rows import GuessRow
 from .search.guesses import formula_row, guess_rows, seed_formulas, seed_search
 from .search.proposers import REDUCTION
-from .search.reduction import search_groups
+from .search.reduction import reduce_first
 from .scoring.rewards import sample_size
 from .search.interruption import reported
 from .search.session import check_found, run_session
-from .search.build import build_library, build_search
+from .search.build import build_search
 from .settings import SearchSettings
 from .reporting.summary import FittedDisplay
 from .units.quantities import data_units
-from .units.groups import dimensional_reduction
 from .units.rule import UnitsRule
 from .validation import (SmallDataWarning, check_numeric_target, check_target_scale,
                          frequency_weighted, warn_if_small, with_numeric_hint)
@@ -661,13 +660,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.reduction_ = None
         if search is None:
             # with units that reduce the law: f over its dimensionless groups first
-            reduction = (dimensional_reduction(self.data_units_, self.symbol_names_, X)
-                         if units is not None and settings.dimensional_reduction else None)
-            if reduction is not None and reduction.applies_to(X):
-                library = build_library(settings.library, X.shape[1])
-                self.reduction_ = search_groups(self, reduction, X, y, sample_weight, settings,
-                                                library, numpy_seed)
-                settings = self.reduction_.remaining(settings)
+            self.reduction_ = reduce_first(self, settings, X, y, sample_weight, units,
+                                           self.symbol_names_, numpy_seed)
+            settings = settings if self.reduction_ is None else self.reduction_.remaining(settings)
             search = build_search(settings, X, y, sample_weight, self.device_, torch_seed,
                                   numpy_seed, units)
             seed_search(search, settings.guesses, self.symbol_names_)

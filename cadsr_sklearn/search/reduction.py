@@ -31,10 +31,12 @@ from sklearn.base import clone
 from ..expressions.expression import Expression
 from ..expressions.library import Library
 from ..settings import SearchSettings
-from ..units.groups import Reduction
+from ..units.groups import Reduction, dimensional_reduction
+from ..units.rule import UnitsRule
+from .build import build_library
 from .proposers import REDUCTION
 
-__all__ = ["ReducedSearch", "search_groups", "REDUCED_SHARE"]
+__all__ = ["ReducedSearch", "reduce_first", "search_groups", "REDUCED_SHARE"]
 
 #: The share of the budget (``max_time``, ``n_epochs``, ``max_evaluations``) the search on
 #: the groups gets before the search on the original table: a reduced problem that is the
@@ -86,6 +88,22 @@ class ReducedSearch:
             max_evaluations = max(max_evaluations - self.n_evaluations, 1)
         return replace(settings, training=replace(training, n_epochs=n_epochs, max_time=max_time,
                                                   max_evaluations=max_evaluations))
+
+
+def reduce_first(estimator, settings: SearchSettings, X: np.ndarray, y: np.ndarray,
+                 sample_weight: np.ndarray | None, units: UnitsRule | None,
+                 names: list[str], seed: int) -> ReducedSearch | None:
+    """The search on the groups of a new search with ``units``, where
+    ``settings.dimensional_reduction`` asks for it and there is a reduction defined on
+    every row of ``X`` (:func:`~cadsr_sklearn.units.groups.dimensional_reduction`); None
+    otherwise."""
+    if units is None or not settings.dimensional_reduction:
+        return None
+    reduction = dimensional_reduction(units.units, names, X)
+    if reduction is None or not reduction.applies_to(X):
+        return None
+    library = build_library(settings.library, X.shape[1])
+    return search_groups(estimator, reduction, X, y, sample_weight, settings, library, seed)
 
 
 def search_groups(estimator, reduction: Reduction, X: np.ndarray, y: np.ndarray,
