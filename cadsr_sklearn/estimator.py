@@ -33,9 +33,8 @@ from .multioutput import each_output, fit_outputs, target_columns
 from .parameters import PAPER_SETTINGS, PARAMETER_CONSTRAINTS, required_columns
 from .reporting.progress import Progress
 from .front.rows import GuessRow
-from .search.guesses import formula_row, guess_rows, seed_formulas, seed_search
-from .search.proposers import REDUCTION
-from .search.reduction import reduce_first
+from .search.guesses import formula_row, guess_rows, seed_search
+from .search.reduction import plan_reduction
 from .scoring.rewards import sample_size
 from .search.interruption import reported
 from .search.session import check_found, run_session
@@ -271,12 +270,13 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         every output of a 2-D ``y``. Text is read by ``sympy.sympify``, which
         evaluates it as Python: pass only text you trust.
     dimensional_reduction : bool, default=True
-        With ``X_units`` and ``y_units``, search first over the law's
-        dimensionless groups (Buckingham's π theorem): the target is a
-        prefactor with its units times f(groups), and f is searched on fewer
-        features with half the budget; its formulas, written back in the
-        features, then seed the search on the original table, which the
-        ``criterion`` on the original rows chooses from
+        With ``X_units`` and ``y_units``, search the law's dimensionless
+        groups too (Buckingham's π theorem): the target is a prefactor with
+        its units times f(groups). The search on the original table runs
+        first with half the budget; unless it fits exactly, f is then searched
+        on the groups with the rest, and its formulas, written back in the
+        features, join the first search's, which the ``criterion`` on the
+        original rows chooses from
         (:mod:`cadsr_sklearn.search.reduction`, :ref:`physical-units`). Which groups
         and prefactor were used is :attr:`reduction_`. Not in the paper.
     prune : bool, default=True
@@ -444,8 +444,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     reduction_ : ReducedSearch or None
         With ``dimensional_reduction`` and units that reduce the problem: the
         groups and prefactor used (``reduction_.description``, e.g.
-        ``"m_0 * f(v/c)"``), the formulas that search handed over and what it
-        spent. None otherwise (no units, all dimensionless, a continued search).
+        ``"m_0 * f(v/c)"``), the formulas that search handed over, what it
+        spent, and in ``note`` why it did not run where it did not. None
+        where nothing reduces (no units, all dimensionless) and for a
+        continued search.
     device_ : torch.device
         Where the policy ran.
     stop_reason_ : str
@@ -657,18 +659,16 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
                  else None)
         search = continued_search(settings, X, y, sample_weight, fingerprint, self.device_, kept,
                                   units)
-        self.reduction_ = None
+        # with units that reduce the law, a search on its dimensionless groups too
+        groups = (None if search is not None else
+                  plan_reduction(self, settings, X, y, sample_weight, units,
+                                 self.symbol_names_, numpy_seed))
         if search is None:
-            # with units that reduce the law: f over its dimensionless groups first
-            self.reduction_ = reduce_first(self, settings, X, y, sample_weight, units,
-                                           self.symbol_names_, numpy_seed)
-            settings = settings if self.reduction_ is None else self.reduction_.remaining(settings)
-            search = build_search(settings, X, y, sample_weight, self.device_, torch_seed,
-                                  numpy_seed, units)
+            search = build_search(settings if groups is None else groups.loop_settings(), X, y,
+                                  sample_weight, self.device_, torch_seed, numpy_seed, units)
             seed_search(search, settings.guesses, self.symbol_names_)
-            if self.reduction_ is not None:
-                seed_formulas(search, list(self.reduction_.formulas), REDUCTION,
-                              evaluations=self.reduction_.n_evaluations)
+            if groups is not None:
+                groups.before_loop(search)
         # before the run: a guess undefined on these rows is reported before the time is spent
         guesses = guess_rows(search, settings.guesses, self.symbol_names_, X, y, sample_weight,
                              report.simplify)
@@ -679,7 +679,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         progress = partial(Progress, settings.training.n_epochs, settings.training.max_time,
                            self.verbose, search.y_variance, self.symbol_names_, X,
                            target=names[0])
-        result = run_session(search, saver, progress, self.device_)
+        result = run_session(search, saver, progress, self.device_,
+                             after_loop=None if groups is None else groups.after_loop)
+        self.reduction_ = None if groups is None else groups.done
         self.search_state_ = saver.state
         check_found(result, search)
 
@@ -691,8 +693,6 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
                          candidates=kept_candidates)
         self._keep(reported(result, record, report), drop=("candidates_",))
         self.guesses_ = guesses
-        if self.reduction_ is not None and self.reduction_.interrupted:  # Ctrl-C in its search
-            self.interrupted_, self.stop_reason_ = True, "interrupted"
         return self
 
     def _keep(self, record, drop: tuple[str, ...] = ()) -> None:

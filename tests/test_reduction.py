@@ -133,9 +133,10 @@ def test_a_law_without_groups_is_found_before_any_epoch():
 
 def test_a_reduced_fit_writes_the_law_in_the_users_features_and_round_trips(tmp_path):
     X, y = _relativistic()
+    y = y + np.random.default_rng(2).normal(0, 0.01, len(y))  # no exact stop: both searches run
     model = CADSRRegressor(n_epochs=30, **{**TINY_MODEL, **OPERATORS}).fit(X, y, **RELATIVISTIC)
     assert model.reduction_ is not None and model.reduction_.formulas
-    assert model.reduction_.n_epochs >= 1
+    assert model.reduction_.n_epochs == 15 and model.n_epochs_ == 15  # half the budget each
     # whatever wrote it, the formula is in the features and predicts what predict does
     assert model.sympy().free_symbols <= set(sympy.symbols("x0 x1 x2"))
     np.testing.assert_allclose(model.predict(X), model.best_expression_.evaluate(X))
@@ -164,11 +165,20 @@ def test_the_budget_is_shared_and_the_same_seed_gives_the_same_formula():
     X, y = _relativistic(100)
     X = X + np.random.default_rng(1).normal(0, 0.05, X.shape)  # no exact law: both run out
     y = y + np.random.default_rng(2).normal(0, 0.05, len(y))
-    params = dict(n_epochs=6, **{**TINY_MODEL, **OPERATORS})
+    params = dict(n_epochs=7, **{**TINY_MODEL, **OPERATORS})
     a = CADSRRegressor(**params).fit(X, y, **RELATIVISTIC)
     b = CADSRRegressor(**params).fit(X, y, **RELATIVISTIC)
-    assert a.reduction_.n_epochs == 3 and a.n_epochs_ == 3  # half each
+    assert a.n_epochs_ == 4 and a.reduction_.n_epochs == 3  # the original table first
     assert str(a.sympy()) == str(b.sympy())
+
+
+def test_an_exact_fit_of_the_original_search_skips_the_groups():
+    X, y = _relativistic(100)
+    # m_0 alone, in a table where v/c is a group: the first epoch finds it exactly
+    model = CADSRRegressor(**{**TINY, **OPERATORS, "n_epochs": 6}).fit(X, 2 * X[:, 0],
+                                                                       **RELATIVISTIC)
+    assert model.stop_reason_ == "tol" and model.found_by_ != "reduction"
+    assert model.reduction_.n_epochs == 0 and "exact fit" in model.reduction_.note
 
 
 def test_a_required_feature_missing_from_the_reduced_formulas_keeps_them_out():
@@ -191,21 +201,25 @@ def test_a_warm_start_continues_without_reducing_again():
     assert model.reduction_ is None
 
 
-def test_a_ctrl_c_in_the_reduced_search_stops_the_fit_and_keeps_its_best(monkeypatch):
+@pytest.mark.parametrize("where", ["original", "groups"])
+def test_a_ctrl_c_in_either_search_stops_the_fit_and_keeps_its_best(monkeypatch, where):
     X, y = _relativistic(100)
     y = y + np.random.default_rng(2).normal(0, 0.05, len(y))
     epoch, calls = training._epoch, []
+    # 4 epochs: the original search's are calls 1-2, the groups' 3-4
+    interrupt_at = 2 if where == "original" else 4
 
-    def interrupted_in_epoch_two(search):
+    def interrupted(search):
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == interrupt_at:
             raise KeyboardInterrupt
         return epoch(search)
 
-    monkeypatch.setattr(training, "_epoch", interrupted_in_epoch_two)
-    model = CADSRRegressor(n_epochs=20, **{**TINY_MODEL, **OPERATORS}).fit(X, y, **RELATIVISTIC)
+    monkeypatch.setattr(training, "_epoch", interrupted)
+    model = CADSRRegressor(n_epochs=4, **{**TINY_MODEL, **OPERATORS}).fit(X, y, **RELATIVISTIC)
     assert model.interrupted_ and model.stop_reason_ == "interrupted"
-    assert len(calls) == 2  # the original table's search ran no epoch after it
+    assert len(calls) == interrupt_at  # no epoch after the Ctrl-C
+    assert model.reduction_.interrupted == (where == "groups")
     assert np.all(np.isfinite(model.predict(X)))
 
 

@@ -172,9 +172,8 @@ def _fit_cadsr(data, operators, max_time, seed, params, units: bool = False) -> 
     best = history[-1]["best_reward"] if history else None
     time_to_best = next((h["time"] for h in history if h["best_reward"] == best), elapsed)
     reduced = getattr(est, "reduction_", None)
-    if reduced is not None:  # the loop's clock starts after the search on the groups
-        time_to_best = (reduced.seconds if est.found_by_ == "reduction"
-                        else time_to_best + reduced.seconds)
+    if reduced is not None and est.found_by_ == "reduction" and history:
+        time_to_best = history[-1]["time"] + reduced.seconds  # it ran after the loop
     rejected = [h["units_rejected_fraction"] for h in history
                 if h.get("units_rejected_fraction") is not None]
     return FitResult(

@@ -195,7 +195,7 @@ def _reduction(reduced) -> dict | None:
             "prefactor": exponents(reduction.prefactor),
             "n_epochs": reduced.n_epochs, "n_evaluations": reduced.n_evaluations,
             "seconds": _real(reduced.seconds), "interrupted": reduced.interrupted,
-            "failure": reduced.failure}
+            "note": reduced.note}
 
 
 def _tree(expression: Expression) -> dict:

@@ -192,11 +192,11 @@ def _read_reduction(value, symbols: list[str]) -> ReducedSearch | None:
     reduction = Reduction(tuple(symbols),
                           tuple(exponents(g) for g in as_list(value["groups"], "the groups")),
                           exponents(value["prefactor"]))
-    failure = value.get("failure")
+    note = value.get("note")
     return ReducedSearch(reduction, (), as_integer(value["n_epochs"], "n_epochs", 0),
                          as_integer(value["n_evaluations"], "n_evaluations", 0),
                          as_real(value["seconds"]), as_flag(value["interrupted"], "interrupted"),
-                         failure=None if failure is None else as_text(failure, "a failure"))
+                         note=None if note is None else as_text(note, "a note"))
 
 
 def _library(arguments: dict, symbols: list[str]) -> Library:

@@ -58,14 +58,22 @@ class Search(SearchParts):
     units: UnitsRule | None = None  # the data's physical units, the rule it keeps to
 
     def run(self, on_epoch: Callable[[EpochRecord, "Search"], None] | None = None,
-            on_stop: Callable[["Search"], None] | None = None) -> SearchResult:
+            on_stop: Callable[["Search"], None] | None = None,
+            after_loop: Callable[["Search", SearchResult], SearchResult] | None = None,
+            ) -> SearchResult:
         """Run (or go on with) the loop until a stopping rule fires; the finished result.
 
         ``on_epoch(record, search)`` after every epoch, ``on_stop(search)`` when a
         stopping rule fires, before pruning and snapping (see
         :func:`~cadsr_sklearn.search.training.run_loop`): where the search can be saved.
+        ``after_loop(search, result)``, between the loop and the refinement, may add
+        formulas to the loop's result (the search on dimensionless groups,
+        :mod:`cadsr_sklearn.search.reduction`).
         """
-        return refine(self, run_loop(self, on_epoch=on_epoch, on_stop=on_stop))
+        result = run_loop(self, on_epoch=on_epoch, on_stop=on_stop)
+        if after_loop is not None:
+            result = after_loop(self, result)
+        return refine(self, result)
 
     def changed_structure(self, settings: SearchSettings) -> list[str]:
         """The parameters that shape a search (:meth:`SearchSettings.structure`) whose

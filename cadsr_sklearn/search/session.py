@@ -29,8 +29,11 @@ __all__ = ["run_session", "check_found"]
 
 
 def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Progress"],
-                device: torch.device) -> SearchResult:
-    """Run ``search`` to its stop on ``device``, saved by ``saver``, shown by ``progress()``."""
+                device: torch.device,
+                after_loop: Callable[[Search, SearchResult], SearchResult] | None = None,
+                ) -> SearchResult:
+    """Run ``search`` to its stop on ``device``, saved by ``saver``, shown by ``progress()``;
+    ``after_loop`` as :meth:`Search.run <cadsr_sklearn.search.build.Search.run>` takes it."""
     # The compiled kernels, before the budget's clock starts: the first run on a
     # machine compiles them (tens of seconds, once), which max_time does not count.
     levenberg_marquardt.warm_up()
@@ -47,7 +50,8 @@ def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Prog
         # it saves, up to 100x more on a busy machine.
         n_torch_threads = 1 if device.type == "cpu" else None
         with torch_threads(n_torch_threads), blas_threads(1), older_objects_frozen():
-            result = search.run(on_epoch=after_epoch, on_stop=saver.at_stop)
+            result = search.run(on_epoch=after_epoch, on_stop=saver.at_stop,
+                                after_loop=after_loop)
         if result.interrupted:
             try:
                 saver.at_interrupt(search)
