@@ -642,7 +642,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         required = required_columns(settings.sampling.required_features, column_names(self))
         settings = settings.with_required(required)
         torch_seed, numpy_seed = self._seeds()
-        self.interrupted_ = False
+        self.interrupted_, self.reduction_ = False, None
         report = settings.report
         if np.ptp(y) == 0:  # y = c is exact: no search to run, seed or continue
             self.search_state_, self.guesses_ = None, []
@@ -681,7 +681,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
                            target=names[0])
         result = run_session(search, saver, progress, self.device_,
                              after_loop=None if groups is None else groups.after_loop)
-        self.reduction_ = None if groups is None else groups.done
+        self.reduction_ = groups and groups.done
         self.search_state_ = saver.state
         check_found(result, search)
 
