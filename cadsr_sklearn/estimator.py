@@ -39,6 +39,7 @@ from .scoring.rewards import sample_size
 from .search.interruption import reported
 from .search.session import check_found, run_session
 from .search.build import build_search
+from .search.islands import build_archipelago, islands_loop, scored_candidates
 from .settings import SearchSettings
 from .reporting.summary import FittedDisplay
 from .units.quantities import data_units
@@ -316,7 +317,28 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     n_jobs : int or None, default=None
         Threads that fit constants and evaluate formulas: ``None`` or −1 every
         core this process may use (``os.sched_getaffinity``), −2 all but one,
-        1 serial. The formula found does not depend on ``n_jobs``.
+        1 serial. The formula found does not depend on ``n_jobs``. With
+        ``n_islands`` above 1, the islands share them: each fits on
+        ``n_jobs // n_islands`` threads (at least one).
+    n_islands : int, default=1
+        k, the searches that run side by side as one (PySR's populations, here
+        each a whole CADSR search with its own policy, optimizer, replay buffer
+        and seeds), each on a Dask worker of its own, exchanging their best
+        formulas every ``migration_every`` epochs (see :ref:`islands`). It
+        changes the search, so unlike ``n_jobs`` it changes the formula found;
+        the same ``random_state`` and ``n_islands`` give the same formula on an
+        epoch budget. ``n_epochs`` counts each island's epochs, ``max_time``
+        the wall clock of all of them, ``max_evaluations`` their sum. Needs
+        ``dask.distributed`` above 1 (``pip install 'cadsr-sklearn[distributed]'``).
+    migration_every : int, default=10
+        M, the epochs each island runs between two exchanges: its best formulas
+        join the hall of fame of all, and the best of all replace the weakest of
+        its replay buffer.
+    scheduler : str or None, default=None
+        Where the islands run: a Dask scheduler's address (``"tcp://host:8786"``,
+        ``client.scheduler.address`` of a client you hold); None uses the client
+        of an active ``joblib.parallel_config(backend="dask")``, else starts a
+        local cluster of one process per island for the fit.
     random_state : int, RandomState instance or None, default=None
         Seed; the same seed gives the same formula on CPU.
     verbose : int, default=0
@@ -501,7 +523,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         # the answer
         prune=True, snap_constants=True, model_selection="criterion", simplify=True,
         # running
-        device="auto", n_jobs=None, random_state=None, verbose=0, warm_start=False,
+        device="auto", n_jobs=None, n_islands=1, migration_every=10, scheduler=None,
+        random_state=None, verbose=0, warm_start=False,
         checkpoint=None, checkpoint_every=60.0, keep_candidates=False,
     ):
         # each parameter as given, in the signature's groups (scikit-learn's rule for __init__)
@@ -532,6 +555,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.prune, self.snap_constants = prune, snap_constants
         self.model_selection, self.simplify = model_selection, simplify
         self.device, self.n_jobs, self.random_state = device, n_jobs, random_state
+        self.n_islands, self.migration_every = n_islands, migration_every
+        self.scheduler = scheduler
         self.verbose, self.warm_start, self.checkpoint = verbose, warm_start, checkpoint
         self.checkpoint_every, self.keep_candidates = checkpoint_every, keep_candidates
 
@@ -664,11 +689,19 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
                   plan_reduction(self, settings, X, y, sample_weight, units,
                                  self.symbol_names_, numpy_seed))
         if search is None:
-            search = build_search(settings if groups is None else groups.loop_settings(), X, y,
-                                  sample_weight, self.device_, torch_seed, numpy_seed, units)
-            seed_search(search, settings.guesses, self.symbol_names_)
-            if groups is not None:
-                groups.before_loop(search)
+            loop_settings = settings if groups is None else groups.loop_settings()
+
+            def new_search(seeds: tuple[int, int], settings=loop_settings):
+                search = build_search(settings, X, y, sample_weight, self.device_, *seeds, units)
+                seed_search(search, settings.guesses, self.symbol_names_)
+                if groups is not None:
+                    groups.before_loop(search)
+                return search
+
+            search = new_search((torch_seed, numpy_seed))
+            # with islands, the search above is the head: it joins what they find
+            search.archipelago = build_archipelago(new_search, loop_settings,
+                                                   (torch_seed, numpy_seed))
         # before the run: a guess undefined on these rows is reported before the time is spent
         guesses = guess_rows(search, settings.guesses, self.symbol_names_, X, y, sample_weight,
                              report.simplify)
@@ -679,14 +712,18 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         progress = partial(Progress, settings.training.n_epochs, settings.training.max_time,
                            self.verbose, search.y_variance, self.symbol_names_, X,
                            target=names[0])
-        result = run_session(search, saver, progress, self.device_,
-                             after_loop=None if groups is None else groups.after_loop)
+        with islands_loop(search, settings.islands, saver.due) as (loop, scheduler):
+            if groups is not None:  # its copy runs its islands on the same workers
+                groups.scheduler = scheduler
+            result = run_session(search, saver, progress, self.device_,
+                                 after_loop=None if groups is None else groups.after_loop,
+                                 loop=loop)
         self.reduction_ = groups and groups.done
         self.search_state_ = saver.state
         check_found(result, search)
 
         # keep its record: the front, each rule's row, how the search went
-        kept_candidates = search.scorer.cache.values() if self.keep_candidates else None
+        kept_candidates = scored_candidates(search) if self.keep_candidates else None
         record = partial(record_search, result, X, y, sample_weight, self.symbol_names_,
                          y_variance=search.y_variance,
                          keep=[self.symbol_names_[i] for i in required],

@@ -11,9 +11,10 @@ them, each group a frozen record whose fields are named as the parameters
 - :class:`SamplingSettings`: the constraints and priors the sampler keeps to;
 - :class:`ScoringSettings`: the constant fitter, the reward and the criterion;
 - :class:`TrainingSettings`: the loop (appendix Algorithm 4) and its stopping rules;
-- :class:`ReportSettings`: how the fitted front is reported.
+- :class:`ReportSettings`: how the fitted front is reported;
+- :class:`IslandSettings`: how many searches run side by side, and where.
 
-The first four and the ``guesses`` shape a search: a search can only be continued
+The first four, the ``guesses`` and ``n_islands`` shape a search: a search can only be continued
 with the same values (:meth:`SearchSettings.structure`). The rest (the loop's
 settings, ``tol``, ``n_jobs``, the checkpoint, how the front is reported) and the
 estimator's own running options (the device, ``verbose``, ``warm_start``,
@@ -35,7 +36,7 @@ from .expressions.library import (canonical_operators, check_operator_complexity
 from .sampling.policy import Policy
 
 __all__ = ["SearchSettings", "LibrarySettings", "PolicySettings", "SamplingSettings",
-           "ScoringSettings", "TrainingSettings", "ReportSettings"]
+           "ScoringSettings", "TrainingSettings", "ReportSettings", "IslandSettings"]
 
 
 def _from_params(record: type, params: Mapping[str, Any]):
@@ -153,6 +154,16 @@ class ReportSettings:
     const_fit_samples: int  # the rows of each fold's constant refit, for "cv"
 
 
+@dataclass(frozen=True)
+class IslandSettings:
+    """The islands of one search (:mod:`cadsr_sklearn.search.islands`): how many, how
+    often they exchange their best formulas, and where they run."""
+
+    n_islands: int  # k searches, each with its own policy, replay buffer and seeds
+    migration_every: int  # M, epochs between two exchanges of elites
+    scheduler: Any  # a Dask scheduler's address or Client, or None (a local cluster)
+
+
 #: The groups whose values shape a search's pieces, in the order a message names them.
 _STRUCTURAL = ("library", "policy", "sampling", "scoring")
 
@@ -172,6 +183,7 @@ class SearchSettings:
     n_jobs: int | None  # threads of the constant fitter
     checkpoint: Any  # a path, or None
     report: ReportSettings  # how the front is reported
+    islands: IslandSettings  # k searches side by side (1: the paper's one search)
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "SearchSettings":
@@ -183,6 +195,7 @@ class SearchSettings:
                        scoring=_from_params(ScoringSettings, params),
                        training=TrainingSettings.from_params(params),
                        report=_from_params(ReportSettings, params),
+                       islands=_from_params(IslandSettings, params),
                        **{name: params[name]
                           for name in ("guesses", "dimensional_reduction", "tol", "n_jobs",
                                        "checkpoint")})
@@ -212,7 +225,8 @@ class SearchSettings:
         compare by their names (PySR's aliases resolved), whatever the sequence type."""
         values = {f.name: _comparable(getattr(getattr(self, group), f.name))
                   for group in _STRUCTURAL for f in fields(getattr(self, group))}
-        return values | {"guesses": _comparable(self.guesses)}
+        return values | {"guesses": _comparable(self.guesses),
+                         "n_islands": self.islands.n_islands}
 
 
 def _comparable(value: Any) -> Any:

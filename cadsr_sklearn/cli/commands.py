@@ -171,7 +171,8 @@ def cmd_fit(args) -> int:
     if checkpoint is not None:
         params.update(checkpoint=checkpoint, checkpoint_every=args.checkpoint_every)
     for option, name in (("n_epochs", "n_epochs"), ("batch_size", "batch_size"),
-                         ("patience", "patience"), ("n_jobs", "n_jobs")):
+                         ("patience", "patience"), ("n_jobs", "n_jobs"),
+                         ("islands", "n_islands"), ("scheduler", "scheduler")):
         if getattr(args, option) is not None:
             params[name] = getattr(args, option)
     if args.binary is not None:

@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop after N epochs without a better formula")
     fit.add_argument("--n-jobs", type=int, default=None, metavar="N",
                      help="threads for constant fitting (default every core; -1 the same)")
+    fit.add_argument("--islands", type=_positive_int, default=None, metavar="K",
+                     help="run K searches as one, exchanging their best formulas, each on a "
+                     "Dask worker of its own (default 1; needs cadsr-sklearn[distributed])")
+    fit.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="with --islands: run them on this Dask scheduler's workers "
+                     "(default: a local cluster of one process per island)")
     fit.add_argument("--columns", nargs="+", default=None, metavar="COLUMN",
                      help="feature columns to use (default every column but the target)")
     fit.add_argument("--drop", nargs="+", default=(), metavar="COLUMN",

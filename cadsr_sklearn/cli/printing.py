@@ -135,8 +135,11 @@ def print_run(output: Output, seconds: float | None = None) -> None:
     took = (
         seconds if seconds is not None else (model.history_[-1]["time"] if model.history_ else 0.0)
     )
+    n_islands = getattr(model, "n_islands", 1)
+    epochs = (f"{model.n_epochs_} epochs" if n_islands == 1 else
+              f"{model.n_epochs_} epochs on each of {n_islands} islands")
     print(
-        f"\nSearch: {model.n_epochs_} epochs, {model.n_evaluations_} expressions scored, "
+        f"\nSearch: {epochs}, {model.n_evaluations_} expressions scored, "
         f"{took:.1f} s on {model.device_}, stopped by: {model.stop_reason_}"
     )
     if model.interrupted_:

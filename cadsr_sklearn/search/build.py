@@ -56,11 +56,14 @@ class Search(SearchParts):
     y_variance: float  # (weighted) variance of the training targets
     structure: dict[str, Any]  # the settings' structure() it was built with
     units: UnitsRule | None = None  # the data's physical units, the rule it keeps to
+    # with n_islands > 1, the islands whose loops this search's stand for (search.islands);
+    # its own state is then the head's: the hall of fame and τ* of all of them
+    archipelago: Any = None
 
     def run(self, on_epoch: Callable[[EpochRecord, "Search"], None] | None = None,
             on_stop: Callable[["Search"], None] | None = None,
             after_loop: Callable[["Search", SearchResult], SearchResult] | None = None,
-            ) -> SearchResult:
+            loop: Callable[..., SearchResult] = run_loop) -> SearchResult:
         """Run (or go on with) the loop until a stopping rule fires; the finished result.
 
         ``on_epoch(record, search)`` after every epoch, ``on_stop(search)`` when a
@@ -68,9 +71,10 @@ class Search(SearchParts):
         :func:`~cadsr_sklearn.search.training.run_loop`): where the search can be saved.
         ``after_loop(search, result)``, between the loop and the refinement, may add
         formulas to the loop's result (the search on dimensionless groups,
-        :mod:`cadsr_sklearn.search.reduction`).
+        :mod:`cadsr_sklearn.search.reduction`). ``loop`` runs the epochs: this search's
+        own, or its islands' (:func:`~cadsr_sklearn.search.islands.run_islands`).
         """
-        result = run_loop(self, on_epoch=on_epoch, on_stop=on_stop)
+        result = loop(self, on_epoch=on_epoch, on_stop=on_stop)
         if after_loop is not None:
             result = after_loop(self, result)
         return refine(self, result)
@@ -89,6 +93,8 @@ class Search(SearchParts):
         """
         self.resume(settings)
         self.state.new_call(self.config)
+        if self.archipelago is not None:
+            self.archipelago.new_call(settings)
 
     def resume(self, settings: SearchSettings) -> None:
         """Take ``settings``' loop, ``n_jobs`` and ``tol``; keep the call's progress.
@@ -97,6 +103,8 @@ class Search(SearchParts):
         where the uninterrupted one would have.
         """
         self.config = settings.training
+        if self.archipelago is not None:
+            self.archipelago.resume(settings)
         for fitter in self.fitters:
             fitter.n_jobs = settings.n_jobs
         self.exact_loss = _exact_loss(settings.tol, self.y_variance,

@@ -204,8 +204,12 @@ class CheckpointWriter:
         self._last = time.monotonic()
         self._given_up = False
 
+    def due(self) -> bool:
+        """Whether the interval since the last write is up."""
+        return not self._given_up and time.monotonic() - self._last >= self.every
+
     def after_epoch(self, search: Search) -> None:
-        if time.monotonic() - self._last >= self.every:
+        if self.due():
             self.write(search)
 
     def write(self, search: Search) -> None:

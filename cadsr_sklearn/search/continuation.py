@@ -127,6 +127,10 @@ class SearchSaver:
         if self.writer is not None:
             self.writer.after_epoch(search)
 
+    def due(self) -> bool:
+        """Whether the checkpoint's interval is up: a search of islands gathers them then."""
+        return self.writer is not None and self.writer.due()
+
     def at_interrupt(self, search: Search) -> None:
         """After Ctrl-C: the checkpoint, so that ``--resume`` goes on from here."""
         if self.writer is not None:

@@ -97,6 +97,7 @@ class GroupSearch:
     seed: int
     library: Library  # the original search's, that the formulas are written back in
     done: ReducedSearch | None = None
+    scheduler: Any = None  # with islands: the scheduler whose workers the copy runs on too
 
     def loop_settings(self) -> SearchSettings:
         """The original search's settings: its share of the budget where a search on the
@@ -137,7 +138,8 @@ class GroupSearch:
             self.done = ReducedSearch(self.reduction, (), 0, 0, 0.0, False, note=why_not)
             return result
         self.done = search_groups(self.estimator, self.reduction, self.X, self.y,
-                                  self.sample_weight, self.library, self.seed, **budget)
+                                  self.sample_weight, self.library, self.seed,
+                                  scheduler=self.scheduler, **budget)
         seed_formulas(search, list(self.done.formulas), REDUCTION,
                       evaluations=self.done.n_evaluations)
         state = search.state
@@ -180,12 +182,16 @@ def plan_reduction(estimator, settings: SearchSettings, X: np.ndarray, y: np.nda
 
 def search_groups(estimator, reduction: Reduction, X: np.ndarray, y: np.ndarray,
                   sample_weight: np.ndarray | None, library: Library, seed: int, *,
-                  n_epochs: int, max_time: float | None,
-                  max_evaluations: int | None) -> ReducedSearch:
+                  n_epochs: int, max_time: float | None, max_evaluations: int | None,
+                  scheduler: Any = None) -> ReducedSearch:
     """Search for f on (groups, y / prefactor) with a copy of ``estimator`` and these
     budgets, seeded with ``seed``; its front written back as trees of ``library`` (the
-    search's on the original features)."""
-    copy = clone(estimator).set_params(
+    search's on the original features). With islands, the copy's run on ``scheduler``
+    (the workers of the original search's)."""
+    copy = clone(estimator)
+    if scheduler is not None:
+        copy.set_params(scheduler=scheduler)
+    copy.set_params(
         dimensional_reduction=False, guesses=None, required_features=None, checkpoint=None,
         warm_start=False, keep_candidates=False, verbose=0, random_state=seed,
         n_epochs=n_epochs, max_time=max_time, max_evaluations=max_evaluations)

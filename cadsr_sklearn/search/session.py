@@ -20,7 +20,7 @@ from ..user_warning import warn_user
 from .continuation import SearchSaver
 from .devices import blas_threads, older_objects_frozen, torch_threads
 from .build import Search
-from .training import EpochRecord, SearchResult
+from .training import EpochRecord, SearchResult, run_loop
 
 if TYPE_CHECKING:  # the display is the caller's (a factory): the search imports no report
     from ..reporting.progress import Progress
@@ -31,9 +31,10 @@ __all__ = ["run_session", "check_found"]
 def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Progress"],
                 device: torch.device,
                 after_loop: Callable[[Search, SearchResult], SearchResult] | None = None,
-                ) -> SearchResult:
+                loop: Callable[..., SearchResult] = run_loop) -> SearchResult:
     """Run ``search`` to its stop on ``device``, saved by ``saver``, shown by ``progress()``;
-    ``after_loop`` as :meth:`Search.run <cadsr_sklearn.search.build.Search.run>` takes it."""
+    ``after_loop`` and ``loop`` as :meth:`Search.run <cadsr_sklearn.search.build.Search.run>`
+    takes them."""
     # The compiled kernels, before the budget's clock starts: the first run on a
     # machine compiles them (tens of seconds, once), which max_time does not count.
     levenberg_marquardt.warm_up()
@@ -51,7 +52,7 @@ def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Prog
         n_torch_threads = 1 if device.type == "cpu" else None
         with torch_threads(n_torch_threads), blas_threads(1), older_objects_frozen():
             result = search.run(on_epoch=after_epoch, on_stop=saver.at_stop,
-                                after_loop=after_loop)
+                                after_loop=after_loop, loop=loop)
         if result.interrupted:
             try:
                 saver.at_interrupt(search)

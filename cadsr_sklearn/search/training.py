@@ -89,12 +89,15 @@ class EpochRecord:
     update: UpdateDiagnostics | None = None  # None when nothing was there to learn from
     # per proposer of the search (its origin): what it gave, and what reached the top α %
     proposers: dict[str, "ProposerCounts"] = field(default_factory=dict)
+    island: int | None = None  # the island that ran it (search.islands); None: one search
 
     def row(self) -> dict:
         """The record as a row of ``history_``: its numbers, the update's among them, and
-        per proposer ``proposed_<origin>``, ``top_<origin>`` and ``time_<origin>``."""
-        row = {f.name: getattr(self, f.name) for f in fields(self)
-               if f.name not in ("update", "proposers")}
+        per proposer ``proposed_<origin>``, ``top_<origin>`` and ``time_<origin>``; with
+        islands, the ``island`` first."""
+        row = {} if self.island is None else {"island": self.island}
+        row |= {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name not in ("update", "proposers", "island")}
         for origin, counts in self.proposers.items():
             row |= {f"proposed_{origin}": counts.proposed, f"top_{origin}": counts.top,
                     f"time_{origin}": counts.seconds}
