@@ -299,8 +299,8 @@ def run_islands(search, workers: "IslandWorkers",
     ``on_epoch(record, search)`` after every island's epoch, in the islands' order, once
     its round is in; ``on_stop(search)`` when the search stops by a rule, every island
     gathered first; ``states_due()``: whether to gather the islands now (a checkpoint's
-    interval is up). Ctrl-C stops every island; the result keeps what their finished
-    rounds sent.
+    interval is up). Ctrl-C stops every island after its current epoch; the result keeps
+    what their rounds, finished or cut short, sent.
     """
     archipelago, state, config = search.archipelago, search.state, search.config
     start = time.perf_counter() - state.call.seconds
