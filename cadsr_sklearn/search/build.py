@@ -94,7 +94,7 @@ class Search(SearchParts):
         self.resume(settings)
         self.state.new_call(self.config)
         if self.archipelago is not None:
-            self.archipelago.new_call(settings)
+            self.archipelago.new_call()
 
     def resume(self, settings: SearchSettings) -> None:
         """Take ``settings``' loop, ``n_jobs`` and ``tol``; keep the call's progress.

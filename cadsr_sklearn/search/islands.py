@@ -102,11 +102,11 @@ class Archipelago:
         """The live islands with budget left in this call."""
         return [i for i in self.live if not self.stops.get(i)]
 
-    def new_call(self, settings) -> None:
-        """Every island goes on for another call (warm start) with ``settings``."""
+    def new_call(self) -> None:
+        """Every island starts another call's budget (warm start), once :meth:`resume` has
+        given it the call's settings."""
         for island in self.islands:
-            island.new_call(island_settings(settings, len(self.islands)))
-        self.stops.clear()  # (Search.new_call resumes first, which clears them too)
+            island.state.new_call(island.config)
 
     def resume(self, settings) -> None:
         """Every island goes on with its interrupted call (a checkpoint) with ``settings``;
