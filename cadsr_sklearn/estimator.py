@@ -334,6 +334,15 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         M, the epochs each island runs between two exchanges: its best formulas
         join the hall of fame of all, and the best of all replace the weakest of
         its replay buffer.
+    island_params : list of dict or None, default=None
+        What each island sets for itself, where it differs from the values
+        above (uDSR's portfolio): island i takes entry ``i % len(island_params)``,
+        a dict of the loop's parameters (the policy update's ``batch_size``,
+        ``alpha``, ``beta``, ``epsilon``, ``learning_rate``, …, the genetic stage's
+        and ``linear_terms``; not the budgets, which the islands share). E.g.
+        ``[{}, {"genetic_generations": 5}]``: every other island also runs the
+        genetic stage. None: every island runs with the estimator's values.
+        With one island, the search runs with the first entry.
     scheduler : str or None, default=None
         Where the islands run: a Dask scheduler's address (``"tcp://host:8786"``,
         ``client.scheduler.address`` of a client you hold); None uses the client
@@ -523,8 +532,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         # the answer
         prune=True, snap_constants=True, model_selection="criterion", simplify=True,
         # running
-        device="auto", n_jobs=None, n_islands=1, migration_every=10, scheduler=None,
-        random_state=None, verbose=0, warm_start=False,
+        device="auto", n_jobs=None, n_islands=1, migration_every=10, island_params=None,
+        scheduler=None, random_state=None, verbose=0, warm_start=False,
         checkpoint=None, checkpoint_every=60.0, keep_candidates=False,
     ):
         # each parameter as given, in the signature's groups (scikit-learn's rule for __init__)
@@ -556,7 +565,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.model_selection, self.simplify = model_selection, simplify
         self.device, self.n_jobs, self.random_state = device, n_jobs, random_state
         self.n_islands, self.migration_every = n_islands, migration_every
-        self.scheduler = scheduler
+        self.island_params, self.scheduler = island_params, scheduler
         self.verbose, self.warm_start, self.checkpoint = verbose, warm_start, checkpoint
         self.checkpoint_every, self.keep_candidates = checkpoint_every, keep_candidates
 

@@ -13,19 +13,22 @@ checks no single constraint can express are
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from numbers import Integral, Real
 from types import MappingProxyType
 
 import numpy as np
 import torch
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import (InvalidParameterError, Interval, StrOptions,
+                                            validate_parameter_constraints)
 
 from .sampling.policy import ATTENTIONS, POSITION_ENCODINGS
 from .scoring.rewards import BIC_VARIANCES, CRITERIA, LIKELIHOODS, REWARDS
 from .front.selection import ALIASES, RULES
 from .search.training import POLICY_UPDATES
 
-__all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "required_columns"]
+__all__ = ["PARAMETER_CONSTRAINTS", "PAPER_SETTINGS", "ISLAND_PARAMETERS", "island_overrides",
+           "required_columns"]
 
 #: scikit-learn's ``_parameter_constraints`` of the estimator: the values each
 #: parameter may take, checked by ``fit`` before anything else.
@@ -97,6 +100,7 @@ PARAMETER_CONSTRAINTS: dict = {
     ],
     "n_islands": [Interval(Integral, 1, None, closed="left")],
     "migration_every": [Interval(Integral, 1, None, closed="left")],
+    "island_params": [list, tuple, None],
     "scheduler": [str, None],
     "random_state": ["random_state"],
     "verbose": ["verbose"],
@@ -136,6 +140,47 @@ def required_columns(required_features, names: list[str]) -> tuple[int, ...]:
     if repeated:
         raise ValueError(f"required_features lists {repeated[0]!r} more than once.")
     return tuple(columns)
+
+
+#: The parameters an island may set for itself (``island_params``): the loop's rules
+#: (:class:`~cadsr_sklearn.settings.TrainingSettings`), less the budgets, which the islands
+#: share, and the refinement, which the head runs on what all of them found.
+ISLAND_PARAMETERS = frozenset({
+    "batch_size", "oversampling", "learning_rate", "alpha", "beta", "epsilon", "lam",
+    "entropy_coef", "steps_per_epoch", "ref_update_every", "policy", "genetic_generations",
+    "genetic_population", "genetic_elites", "crossover_rate", "mutation_rate",
+    "tournament_size", "linear_terms"})
+
+
+def island_overrides(island_params) -> tuple[dict, ...]:
+    """``island_params`` as checked records of overrides, one per entry (island i takes
+    entry ``i % len``): each a mapping of :data:`ISLAND_PARAMETERS` to values their
+    constraints allow. () for None: every island runs with the estimator's values.
+
+    InvalidParameterError (a ValueError, as scikit-learn raises for its parameters) for
+    an empty list, an entry that is not a mapping, another parameter or a bad value.
+    """
+    if island_params is None:
+        return ()
+    if len(island_params) == 0:
+        raise InvalidParameterError(
+            "island_params must hold at least one mapping of parameters (island i takes entry "
+            "i % len(island_params)), or be None; got an empty list.")
+    overrides = []
+    for i, entry in enumerate(island_params):
+        if not isinstance(entry, Mapping):
+            raise InvalidParameterError(
+                f"island_params[{i}] must be a dict of parameters, such as "
+                f"{{'genetic_generations': 5}}; got {entry!r}.")
+        other = sorted(set(entry) - ISLAND_PARAMETERS)
+        if other:
+            raise InvalidParameterError(
+                f"island_params[{i}] sets {other[0]!r}, which an island cannot set for itself; "
+                f"it may set {', '.join(sorted(ISLAND_PARAMETERS))}.")
+        validate_parameter_constraints({name: PARAMETER_CONSTRAINTS[name] for name in entry},
+                                       dict(entry), caller_name=f"island_params[{i}]")
+        overrides.append(dict(entry))
+    return tuple(overrides)
 
 
 #: The paper's settings (SRBench column of its hyperparameter table, appendix)

@@ -162,6 +162,15 @@ class IslandSettings:
     n_islands: int  # k searches, each with its own policy, replay buffer and seeds
     migration_every: int  # M, epochs between two exchanges of elites
     scheduler: Any  # a Dask scheduler's address or Client, or None (a local cluster)
+    # what each island sets for itself (island i: entry i % len), None: the estimator's values
+    island_params: Sequence[Mapping[str, Any]] | None
+
+    def overrides(self, index: int) -> dict[str, Any]:
+        """The loop's settings island ``index`` runs with where they differ from the
+        search's (``island_params``, checked by :meth:`SearchSettings.check`)."""
+        if not self.island_params:
+            return {}
+        return dict(self.island_params[index % len(self.island_params)])
 
 
 #: The groups whose values shape a search's pieces, in the order a message names them.
@@ -188,7 +197,8 @@ class SearchSettings:
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "SearchSettings":
         """The settings of an estimator's ``get_params()``, checked across parameters
-        (:meth:`check`); ``required_features`` as given until :meth:`with_required`."""
+        (:meth:`check`); ``required_features`` as given until :meth:`with_required`. One
+        search (``n_islands=1``) is island 0: it runs with ``island_params``' first entry."""
         settings = cls(library=_from_params(LibrarySettings, params),
                        policy=_from_params(PolicySettings, params),
                        sampling=_from_params(SamplingSettings, params),
@@ -200,6 +210,9 @@ class SearchSettings:
                           for name in ("guesses", "dimensional_reduction", "tol", "n_jobs",
                                        "checkpoint")})
         settings.check()
+        if settings.islands.n_islands == 1:  # the one search is island 0
+            settings = replace(settings, training=replace(settings.training,
+                                                          **settings.islands.overrides(0)))
         return settings
 
     def with_required(self, columns: tuple[int, ...]) -> "SearchSettings":
@@ -209,7 +222,11 @@ class SearchSettings:
     def check(self) -> None:
         """Raise ValueError for values that are valid one by one but not together:
         attention heads that do not divide its width, unknown or repeated operators,
-        nesting limits or operator complexities of operators not searched with."""
+        nesting limits or operator complexities of operators not searched with, and
+        ``island_params`` that set what an island cannot (InvalidParameterError)."""
+        # imported here: the parameters' constraints import the loop, which imports this module
+        from .parameters import island_overrides
+
         policy, library = self.policy, self.library
         Policy.check_widths(policy.embedding_dim, policy.dct_dim, policy.n_heads,
                             policy.attention)
@@ -217,6 +234,7 @@ class SearchSettings:
         operators = operator_names(library.binary_operators, library.unary_operators)
         nesting_limits(self.sampling.nested_constraints, operators)
         check_operator_complexity(library.operator_complexity, operators)
+        island_overrides(self.islands.island_params)
 
     def structure(self) -> dict[str, Any]:
         """The values that shape the search's pieces (token library, policy, constraints,

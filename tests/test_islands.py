@@ -60,11 +60,41 @@ def test_island_seeds_are_the_searchs_own_for_island_0_and_distinct_for_the_othe
 def test_each_island_gets_its_share_of_max_evaluations_and_of_the_threads():
     settings = SearchSettings.from_params(
         CADSRRegressor(max_evaluations=1001, n_jobs=4).get_params())
-    assert island_settings(settings, 2).training.max_evaluations == 501
-    assert island_settings(settings, 2).n_jobs == 2
-    assert island_settings(settings, 8).n_jobs == 1
+    assert island_settings(settings, 2, 0).training.max_evaluations == 501
+    assert island_settings(settings, 2, 1).n_jobs == 2
+    assert island_settings(settings, 8, 0).n_jobs == 1
     unbounded = SearchSettings.from_params(CADSRRegressor(n_jobs=3).get_params())
-    assert island_settings(unbounded, 4).training == unbounded.training
+    assert island_settings(unbounded, 4, 3).training == unbounded.training
+
+
+def test_each_island_runs_with_its_entry_of_island_params_and_the_budgets_of_all():
+    params = CADSRRegressor(n_islands=3, max_evaluations=900, alpha=2.0, island_params=[
+        {}, {"genetic_generations": 5, "alpha": 5.0}]).get_params()
+    settings = SearchSettings.from_params(params)
+    assert settings.training.genetic_generations == 0  # the head's: the estimator's values
+    own = [island_settings(settings, 3, i).training for i in range(3)]
+    assert [t.genetic_generations for t in own] == [0, 5, 0]  # entry i % 2
+    assert [t.alpha for t in own] == [2.0, 5.0, 2.0]
+    assert {t.max_evaluations for t in own} == {300}
+    # one search is island 0: it runs with the first entry
+    one = SearchSettings.from_params(params | {"n_islands": 1, "island_params": [
+        {"linear_terms": 2}, {"genetic_generations": 5}]})
+    assert (one.training.linear_terms, one.training.genetic_generations) == (2, 0)
+
+
+@pytest.mark.parametrize("island_params, message", [
+    ([], "at least one mapping"),
+    ([{}, "genetic"], r"island_params\[1\] must be a dict"),
+    ([{"max_time": 5}], "'max_time', which an island cannot set"),
+    ([{"n_islands": 2}], "'n_islands', which an island cannot set"),
+    ([{"genetic_generations": -1}], "'genetic_generations' parameter of island_params"),
+    ("genetic", "'island_params' parameter"),
+])
+def test_island_params_that_an_island_cannot_take_are_refused_before_the_fit(
+        island_params, message):
+    X, y = _data(20)
+    with pytest.raises(ValueError, match=message):
+        CADSRRegressor(n_islands=2, island_params=island_params).fit(X, y)
 
 
 class _Expression:
@@ -136,6 +166,15 @@ def test_islands_exchange_their_best(cluster):
         c.expression.key for c in second.state.replay}
     assert saved.search.state.best.criterion == max(
         first.state.best.criterion, second.state.best.criterion)
+
+
+def test_a_portfolio_runs_each_island_with_its_own_loop(cluster):
+    X, y = _data()
+    model = CADSRRegressor(n_epochs=3, scheduler=cluster.scheduler_address, island_params=[
+        {}, {"genetic_generations": 1, "genetic_population": 20}], **ISLANDS).fit(X, y)
+    proposed = {(r["island"], r["proposed_genetic"] > 0) for r in model.history_}
+    assert proposed == {(0, False), (1, True)}  # only island 1 ran the genetic stage
+    assert np.isfinite(model.score(X, y))
 
 
 def test_max_evaluations_and_max_time_bound_all_the_islands(cluster):

@@ -111,17 +111,18 @@ class Archipelago:
     def resume(self, settings) -> None:
         """Every island goes on with its interrupted call (a checkpoint) with ``settings``;
         one whose rule had stopped it stops again at its first round."""
-        for island in self.islands:
-            island.resume(island_settings(settings, len(self.islands)))
+        for index, island in enumerate(self.islands):
+            island.resume(island_settings(settings, len(self.islands), index))
         self.stops.clear()
 
 
-def island_settings(settings, n_islands: int):
-    """An island's share of a search's ``settings``: ``max_evaluations`` counts all the
-    islands' evaluations and ``n_jobs`` the threads of all (resolved here, on the head),
-    so each has its share of them; ``n_epochs`` is each island's, ``max_time`` the wall
+def island_settings(settings, n_islands: int, index: int):
+    """Island ``index``'s settings out of a search's ``settings``: the loop's rules it sets
+    for itself (``island_params``, uDSR's portfolio), and its share of the budgets:
+    ``max_evaluations`` counts all the islands' evaluations and ``n_jobs`` the threads of
+    all (resolved here, on the head); ``n_epochs`` is each island's, ``max_time`` the wall
     clock of all."""
-    training = settings.training
+    training = replace(settings.training, **settings.islands.overrides(index))
     if training.max_evaluations is not None:
         share = max(1, math.ceil(training.max_evaluations / n_islands))
         training = replace(training, max_evaluations=share)
@@ -251,12 +252,13 @@ def elites_of(reports: dict[int, RoundReport], n_top: int) -> list[Candidate]:
 def build_archipelago(new_search: Callable, settings, seeds: tuple[int, int]
                       ) -> Archipelago | None:
     """The islands of a new search with ``settings`` (None for one island): island i built
-    by ``new_search(island_seeds(*seeds, i), island_settings(settings, k))``, the
+    by ``new_search(island_seeds(*seeds, i), island_settings(settings, k, i))``, the
     estimator's builder of a seeded search."""
     n_islands = settings.islands.n_islands
     if n_islands == 1:
         return None
-    return Archipelago([new_search(island_seeds(*seeds, i), island_settings(settings, n_islands))
+    return Archipelago([new_search(island_seeds(*seeds, i),
+                                   island_settings(settings, n_islands, i))
                         for i in range(n_islands)], settings.islands.migration_every)
 
 
