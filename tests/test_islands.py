@@ -123,9 +123,13 @@ def test_migrants_replace_the_weaker_half_of_the_replay_buffer_and_raise_tau_sta
     welcome(island, [_candidate("m1", 5, complexity=4), _candidate("m2", -0.5),
                      _candidate("m3", -0.7), _candidate("own0", 0)])
     keys = [c.expression.key for c in island.state.replay]
-    assert keys == ["m1", "own0", "m2", "m3"]  # own1..3 lose to the migrants, own0 is held
+    assert keys == ["m1", "own0", "m2", "own1"]  # the weaker half, own2 and own3, lose
     assert island.state.best.expression.key == "m1"
     assert island.state.hall_of_fame.by_complexity[4].expression.key == "m1"
+    # migrants better than all its own take the weaker half, never the stronger
+    island = _Island(list(own), n_top=4)
+    welcome(island, [_candidate(f"m{i}", 10 - i) for i in range(4)])
+    assert [c.expression.key for c in island.state.replay] == ["m0", "m1", "own0", "own1"]
 
 
 def test_elites_are_the_best_distinct_formulas_of_every_island_in_island_order_on_ties():
@@ -205,6 +209,35 @@ def test_warm_start_and_checkpoints_keep_every_island(cluster, tmp_path):
     assert [r["epoch"] for r in resumed.history_ if r["island"] == 0] == list(range(5))
     with pytest.raises(ValueError, match="n_islands"):
         model.set_params(n_islands=3).fit(X, y)
+
+
+def test_a_resumed_search_goes_on_as_the_uninterrupted_one_with_the_elites_on_their_way(
+        cluster, tmp_path):
+    X, y = _data()
+    common = dict(ISLANDS, scheduler=cluster.scheduler_address)
+    whole = CADSRRegressor(n_epochs=6, **common).fit(X, y)
+    path = tmp_path / "search.ckpt"
+    CADSRRegressor(n_epochs=3, checkpoint=path, **common).fit(X, y)
+    resumed = CADSRRegressor(n_epochs=6, checkpoint=path, **common).fit(X, y)
+
+    def rewards(model):
+        return [(r["island"], r["epoch"], r["batch_mean_reward"]) for r in model.history_]
+
+    assert rewards(resumed) == rewards(whole)
+
+
+def test_a_warm_start_takes_a_new_migration_interval_and_new_data_to_every_island(cluster):
+    X, y = _data()
+    model = CADSRRegressor(n_epochs=3, warm_start=True, scheduler=cluster.scheduler_address,
+                           **ISLANDS).fit(X, y)
+    model.set_params(n_epochs=4, migration_every=2).fit(X, y)  # 4 more epochs each
+    assert [(r["island"], r["epoch"]) for r in model.history_[6:]] == [
+        (0, 3), (0, 4), (1, 3), (1, 4), (0, 5), (0, 6), (1, 5), (1, 6)]
+    model.fit(X, 3 * y)  # new data: every island scores on it from now on
+    saved = checkpoint.loads(model.search_state_, model.device_).search
+    assert [island.y_variance for island in saved.archipelago.islands] == [
+        pytest.approx(np.var(3 * y))] * 2
+    assert model.score(X, 3 * y) > 0.9
 
 
 def test_units_and_guesses_reach_every_island(cluster):

@@ -47,7 +47,12 @@ def continued_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
         _check_continuable(saved.search, settings, X, units, "warm_start cannot continue it",
                            "Set warm_start=False to start afresh.")
         if saved.fingerprint != fingerprint:  # new data: the kept candidates rescored
-            saved.search.adopt_data(build_scoring(settings, X, y, sample_weight, 0, units))
+            def scoring_of(settings):
+                return build_scoring(settings, X, y, sample_weight, 0, units)
+
+            saved.search.adopt_data(scoring_of(settings))
+            if saved.search.archipelago is not None:  # and every island's
+                saved.search.archipelago.adopt_data(scoring_of, settings)
         saved.search.new_call(settings)
         return saved.search
     path = settings.checkpoint

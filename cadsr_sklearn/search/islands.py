@@ -92,6 +92,9 @@ class Archipelago:
     lost: list[int] = field(default_factory=list)
     stops: dict[int, str] = field(default_factory=dict)  # this call's, of islands that stopped
     evaluations: dict[int, int] = field(default_factory=dict)  # each island's, every call
+    # the elites each island receives with its next round: kept with the islands, so that
+    # a search resumed from a checkpoint goes on as the uninterrupted one would
+    migrants: dict[int, list] = field(default_factory=dict)
 
     @property
     def live(self) -> list[int]:
@@ -113,7 +116,17 @@ class Archipelago:
         one whose rule had stopped it stops again at its first round."""
         for index, island in enumerate(self.islands):
             island.resume(island_settings(settings, len(self.islands), index))
+        self.migration_every = settings.islands.migration_every
         self.stops.clear()
+
+    def adopt_data(self, scoring_of: Callable, settings) -> None:
+        """Every island goes on with its policy on new data (a warm start):
+        ``scoring_of(island's settings)`` its scoring, its candidates rescored there
+        (:meth:`Search.adopt_data <cadsr_sklearn.search.build.Search.adopt_data>`); the
+        elites on their way, scored on the old data, are dropped."""
+        for index, island in enumerate(self.islands):
+            island.adopt_data(scoring_of(island_settings(settings, len(self.islands), index)))
+        self.migrants.clear()
 
 
 def island_settings(settings, n_islands: int, index: int):
@@ -225,11 +238,14 @@ def welcome(search, migrants: list[Candidate]) -> None:
                                             or leader.criterion > state.best.criterion):
         state.best = leader
     n_top = search.config.n_top
-    keep = state.replay[:max(len(state.replay) - len(newcomers),
-                             n_top - int(MIGRANT_SHARE * n_top))]
-    joined = keep + newcomers
+    # the island's stronger part is its own; the rest goes to the best of its weaker
+    # part and the newcomers
+    own = state.replay[:n_top - int(MIGRANT_SHARE * n_top)]
+    contested = state.replay[len(own):] + newcomers
+    order = np.argsort([-c.reward for c in contested], kind="stable")
+    joined = own + [contested[i] for i in order[:n_top - len(own)]]
     order = np.argsort([-c.reward for c in joined], kind="stable")
-    state.replay = [joined[i] for i in order[:n_top]]
+    state.replay = [joined[i] for i in order]  # by reward, as the loop keeps it
 
 
 def elites_of(reports: dict[int, RoundReport], n_top: int) -> list[Candidate]:
@@ -306,26 +322,31 @@ def run_islands(search, workers: "IslandWorkers",
     """
     archipelago, state, config = search.archipelago, search.state, search.config
     start = time.perf_counter() - state.call.seconds
+
+    def seconds_left() -> float | None:
+        return None if config.max_time is None else config.max_time - (
+            time.perf_counter() - start)
+
     interrupted, stop = False, ""
-    migrants: dict[int, list[Candidate]] = {}
     try:
         workers.settle(archipelago)
         while not stop:
-            left = None if config.max_time is None else config.max_time - (
-                time.perf_counter() - start)
-            reports = workers.round(archipelago, migrants, left)
+            reports = workers.round(archipelago, archipelago.migrants, seconds_left())
+            _next_migrants(archipelago, reports)  # before a checkpoint can be written
             if states_due():  # before on_epoch, which writes the checkpoint
                 workers.gather(archipelago)
             _join(search, reports, time.perf_counter() - start, on_epoch)
-            stop = _stop_reason(search, left)
-            migrants = {i: elites_of(reports, config.n_top) for i in archipelago.running}
+            stop = _stop_reason(search, seconds_left())
         workers.gather(archipelago)
         if on_stop is not None:
             on_stop(search)
     except KeyboardInterrupt:
         interrupted, stop = True, "interrupted"
         try:  # the rounds under way end after their current epoch, and their best is kept
-            _join(search, workers.interrupt(archipelago), time.perf_counter() - start, on_epoch)
+            reports = workers.interrupt(archipelago)
+            _next_migrants(archipelago, reports)
+            _join(search, reports, time.perf_counter() - start, on_epoch)
+            workers.gather(archipelago)  # for the checkpoint and warm start: where they stopped
         except KeyboardInterrupt:  # a second Ctrl-C: what the head holds already
             pass
     state.call.seconds = time.perf_counter() - start
@@ -334,6 +355,14 @@ def run_islands(search, workers: "IslandWorkers",
                         n_evaluations=state.n_evaluations, stop_reason=stop,
                         interrupted=interrupted, started=start,
                         found_by=None if state.best is None else state.best.origin)
+
+
+def _next_migrants(archipelago: Archipelago, reports: dict[int, RoundReport]) -> None:
+    """The elites of a round (none sent: those of the last) to each live island with its
+    next, as many as its replay buffer holds."""
+    if reports:
+        archipelago.migrants = {i: elites_of(reports, archipelago.islands[i].config.n_top)
+                                for i in archipelago.live}
 
 
 def _join(search, reports: dict[int, RoundReport], seconds: float,
@@ -355,13 +384,16 @@ def _join(search, reports: dict[int, RoundReport], seconds: float,
     state.call.evaluations = state.n_evaluations - call_start
     state.call.epochs = max((r.epochs for r in reports.values()), default=state.call.epochs)
     state.call.seconds = seconds
+    records = [record for i in sorted(reports) for record in reports[i].records]
     for i in sorted(reports):
         for record in reports[i].records:
             record.island = i
-            state.history.append(record)
-            state.n_epochs = max(state.n_epochs, record.epoch + 1)  # each island's, as n_epochs
-            if on_epoch is not None:
-                on_epoch(record, search)
+    for record in records:  # the whole round first: a checkpoint written by on_epoch holds it
+        state.history.append(record)
+        state.n_epochs = max(state.n_epochs, record.epoch + 1)  # each island's, as n_epochs
+    if on_epoch is not None:
+        for record in records:
+            on_epoch(record, search)
 
 
 def _stop_reason(search, left: float | None) -> str:
