@@ -298,7 +298,8 @@ def _start(argv, tmp_path, name):
                             start_new_session=True)
 
 
-def test_one_search_across_processes_goes_on_when_a_worker_is_killed(tmp_path):
+def test_one_search_across_processes_goes_on_when_a_worker_is_killed_and_ends_well_without_its_scheduler(  # noqa: E501
+        tmp_path):
     scheduler_file = tmp_path / "scheduler.json"
     processes = [_start(["distributed.cli.dask_scheduler", "--scheduler-file",
                          str(scheduler_file), "--port", "0", "--no-dashboard"],
@@ -333,6 +334,25 @@ def test_one_search_across_processes_goes_on_when_a_worker_is_killed(tmp_path):
         assert sorted(epochs.values())[0] < 29 and sorted(epochs.values())[1] == 29
         assert model.stop_reason_ == "n_epochs" and not model.interrupted_
         assert model.score(X, y) > 0
+
+        # the scheduler killed in the middle of a search: every island is lost, the fit
+        # returns what the head holds
+        front = tmp_path / "again.ckpt.front.csv"
+
+        def kill_the_scheduler_after_the_first_round():
+            while not front.exists():
+                time.sleep(0.05)
+            os.killpg(processes[0].pid, signal.SIGKILL)
+
+        threading.Thread(target=kill_the_scheduler_after_the_first_round, daemon=True).start()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model = CADSRRegressor(n_epochs=100_000, tol=0, scheduler=address,
+                                   checkpoint=tmp_path / "again.ckpt",
+                                   **ISLANDS).fit(X, y)
+        lost = [str(w.message) for w in caught if "was lost" in str(w.message)]
+        assert lost and all("the scheduler cannot be reached" in m for m in lost)
+        assert model.stop_reason_ == "islands_lost" and model.score(X, y) > 0
     finally:
         for process in reversed(processes):  # the workers, then the scheduler
             if process.poll() is None:

@@ -438,6 +438,7 @@ class IslandWorkers:
         self.fit_key = uuid.uuid4().hex  # a fit's islands, apart from other fits' on a worker
         self.workers: dict[int, str] = {}  # island -> worker address
         self._rounds: dict = {}  # island -> future of the round under way
+        self._scheduler_lost = False  # it stopped answering: every island is lost
 
     # -- connecting
     def __enter__(self) -> "IslandWorkers":
@@ -473,7 +474,15 @@ class IslandWorkers:
         return self.client.scheduler.address
 
     def _alive(self) -> set[str]:
-        return set(self.client.nthreads())
+        """The addresses of the workers alive: none once the scheduler cannot be reached
+        (the client gives up reconnecting after some 10 s), so that the search ends with
+        what the head holds."""
+        if not self._scheduler_lost:
+            try:
+                return set(self.client.nthreads())
+            except (OSError, TimeoutError):  # distributed's CommClosedError is an OSError
+                self._scheduler_lost = True
+        return set()
 
     def _key(self, island: int) -> str:
         return f"{self.fit_key}-{island}"
@@ -541,17 +550,23 @@ class IslandWorkers:
                         if future.status == "finished":
                             results[i] = future.result()
                         else:
-                            self._lose(archipelago, i, _failure(future))
+                            self._lose(archipelago, i, self._why_failed(future))
                 alive = self._alive() if pending else set()
                 for i in [i for i in pending if self.workers[i] not in alive]:
                     pending.pop(i).cancel()
-                    self._lose(archipelago, i, "its worker died")
+                    self._lose(archipelago, i, "the scheduler cannot be reached"
+                               if self._scheduler_lost else "its worker died")
         except BaseException:  # Ctrl-C: what is not a round (kept for interrupt()) is dropped
             for i, future in pending.items():
                 if self._rounds.get(i) is not future:
                     future.cancel()
             raise
         return results
+
+    def _why_failed(self, future) -> str:
+        if future.status == "cancelled":  # by the client, when it loses the scheduler
+            self._alive()
+        return "the scheduler cannot be reached" if self._scheduler_lost else _failure(future)
 
     def _lose(self, archipelago: Archipelago, island: int, why: str) -> None:
         if island in archipelago.lost:
