@@ -701,7 +701,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
             loop_settings = settings if groups is None else groups.loop_settings()
 
             def new_search(seeds: tuple[int, int], settings=loop_settings):
-                search = build_search(settings, X, y, sample_weight, self.device_, *seeds, units)
+                # every island scores on the head's rows (row batch, constant-fit subsample)
+                search = build_search(settings, X, y, sample_weight, self.device_, *seeds, units,
+                                      scoring_seed=numpy_seed)
                 seed_search(search, settings.guesses, self.symbol_names_)
                 if groups is not None:
                     groups.before_loop(search)

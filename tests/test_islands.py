@@ -226,6 +226,16 @@ def test_a_resumed_search_goes_on_as_the_uninterrupted_one_with_the_elites_on_th
     assert rewards(resumed) == rewards(whole)
 
 
+def test_every_island_scores_on_the_heads_rows_so_that_their_rewards_compare(cluster):
+    X, y = _data(600)
+    model = CADSRRegressor(n_epochs=1, row_batch=200, const_fit_samples=50, warm_start=True,
+                           scheduler=cluster.scheduler_address, **ISLANDS).fit(X, y)
+    head = checkpoint.loads(model.search_state_, model.device_).search
+    for island in head.archipelago.islands:
+        np.testing.assert_array_equal(island.scorer.table_rows, head.scorer.table_rows)
+        np.testing.assert_array_equal(island.scorer.fitter.rows_, head.scorer.fitter.rows_)
+
+
 def test_a_warm_start_takes_a_new_migration_interval_and_new_data_to_every_island(cluster):
     X, y = _data()
     model = CADSRRegressor(n_epochs=3, warm_start=True, scheduler=cluster.scheduler_address,

@@ -147,7 +147,8 @@ class Search(SearchParts):
 
 def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                  sample_weight: np.ndarray | None, device: torch.device, torch_seed: int,
-                 numpy_seed: int, units: UnitsRule | None = None) -> Search:
+                 numpy_seed: int, units: UnitsRule | None = None,
+                 scoring_seed: int | None = None) -> Search:
     """The pieces of a search on validated ``X`` (S, n) and ``y`` (S,), seeded.
 
     ``settings`` holds ``required_features`` as column indices
@@ -157,7 +158,9 @@ def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
     data's physical units, every formula is dimensionally consistent (masks, the
     units prior, and the scorer's final check). A table of more than ``row_batch`` rows
     gets two scorers: the loop's, on a batch of rows (:func:`score_batch`,
-    :func:`batch_weights`), and the final one on every row.
+    :func:`batch_weights`), and the final one on every row. ``scoring_seed`` (by default
+    ``numpy_seed``) seeds the scorers alone: islands take the head's, so that they score on
+    the same rows and their rewards compare.
     """
     library = build_library(settings.library, X.shape[1])
     with torch.random.fork_rng(devices=[]):
@@ -174,7 +177,8 @@ def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
     priors = Priors(library, uniform_arity=sampling.arity_prior, length=sampling.length_prior,
                     units=units)
     sampler = Sampler(policy, library, constraints, priors)
-    scoring = build_scoring(settings, X, y, sample_weight, numpy_seed, units)
+    scoring = build_scoring(settings, X, y, sample_weight,
+                            numpy_seed if scoring_seed is None else scoring_seed, units)
     genetic = GeneticStage(library, constraints, np.random.default_rng([numpy_seed, 4]))
     return Search(library=library, policy=policy, sampler=sampler, scorer=scoring.scorer,
                   final_scorer=scoring.final_scorer, config=settings.training,
