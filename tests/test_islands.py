@@ -335,7 +335,7 @@ def test_one_search_across_processes_goes_on_when_a_worker_is_killed_and_ends_we
         X, y = _data()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            model = CADSRRegressor(n_epochs=30, tol=0, scheduler=address,
+            model = CADSRRegressor(n_epochs=30, tol=0, scheduler=address, warm_start=True,
                                    checkpoint=tmp_path / "search.ckpt", **ISLANDS).fit(X, y)
         lost = [str(w.message) for w in caught if "was lost" in str(w.message)]
         assert len(lost) == 1 and "its worker died" in lost[0]
@@ -344,6 +344,10 @@ def test_one_search_across_processes_goes_on_when_a_worker_is_killed_and_ends_we
         assert sorted(epochs.values())[0] < 29 and sorted(epochs.values())[1] == 29
         assert model.stop_reason_ == "n_epochs" and not model.interrupted_
         assert model.score(X, y) > 0
+        # a warm start brings the lost island back, on the worker left, counting on
+        model.set_params(n_epochs=2, checkpoint=None).fit(X, y)
+        assert [(r["island"], r["epoch"]) for r in model.history_[-4:]] == [
+            (0, epochs[0] + 1), (0, epochs[0] + 2), (1, epochs[1] + 1), (1, epochs[1] + 2)]
 
         # the scheduler killed in the middle of a search: every island is lost, the fit
         # returns what the head holds

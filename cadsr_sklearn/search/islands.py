@@ -92,6 +92,7 @@ class Archipelago:
     lost: list[int] = field(default_factory=list)
     stops: dict[int, str] = field(default_factory=dict)  # this call's, of islands that stopped
     evaluations: dict[int, int] = field(default_factory=dict)  # each island's, every call
+    epochs: dict[int, int] = field(default_factory=dict)  # each island's, every call
     # the elites each island receives with its next round: kept with the islands, so that
     # a search resumed from a checkpoint goes on as the uninterrupted one would
     migrants: dict[int, list] = field(default_factory=dict)
@@ -107,7 +108,15 @@ class Archipelago:
 
     def new_call(self) -> None:
         """Every island starts another call's budget (warm start), once :meth:`resume` has
-        given it the call's settings."""
+        given it the call's settings. An island lost in an earlier call comes back: its
+        search as last gathered, counting on from the epochs and evaluations it last
+        reported (what it found since is in the head's hall of fame)."""
+        for i in self.lost:
+            state = self.islands[i].state
+            state.n_epochs = self.epochs.get(i, state.n_epochs)
+            state.n_evaluations = self.evaluations.get(i, state.n_evaluations)
+            state.last_improvement = state.n_epochs  # its patience starts afresh
+        self.lost.clear()
         for island in self.islands:
             island.state.new_call(island.config)
 
@@ -378,6 +387,8 @@ def _join(search, reports: dict[int, RoundReport], seconds: float,
             state.best = report.best
             state.last_improvement = state.n_epochs
         archipelago.evaluations[i] = report.n_evaluations
+        if report.records:
+            archipelago.epochs[i] = report.records[-1].epoch + 1
         if report.stop:
             archipelago.stops[i] = report.stop
     state.n_evaluations = sum(archipelago.evaluations.values())
