@@ -142,3 +142,14 @@ def test_population_is_capped_at_100(sub, monkeypatch):
     monkeypatch.setattr(est, "front_rows_", [row] * 300)
     monkeypatch.setattr(est, "selections_", dict.fromkeys(est.selections_, 150))
     assert len(sub.get_population(est)) == 100
+
+
+def test_islands_are_set_from_the_environment(sub, monkeypatch):
+    assert sub.est.n_islands == 1 and sub.est.scheduler is None  # SRBench's one core a job
+    monkeypatch.setenv("CADSR_ISLANDS", "4")
+    monkeypatch.setenv("CADSR_SCHEDULER", "tcp://10.0.0.1:8786")
+    est = load_submission().est
+    assert (est.n_islands, est.scheduler) == (4, "tcp://10.0.0.1:8786")
+    for bad in ("0", "two", "-1"):
+        with pytest.raises(ValueError, match="CADSR_ISLANDS"):
+            sub.islands_from_environment({"CADSR_ISLANDS": bad})
