@@ -236,6 +236,17 @@ def test_every_island_scores_on_the_heads_rows_so_that_their_rewards_compare(clu
         np.testing.assert_array_equal(island.scorer.fitter.rows_, head.scorer.fitter.rows_)
 
 
+def test_a_large_table_goes_to_the_workers_without_a_word_from_dask(cluster):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (30_000, 20))  # 4.8 MB, some 16 MB with the copies a search holds
+    y = X[:, 0] * X[:, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = CADSRRegressor(n_epochs=1, scheduler=cluster.scheduler_address,
+                               **ISLANDS).fit(X, y)
+    assert {r["island"] for r in model.history_} == {0, 1}
+
+
 def test_a_warm_start_takes_a_new_migration_interval_and_new_data_to_every_island(cluster):
     X, y = _data()
     model = CADSRRegressor(n_epochs=3, warm_start=True, scheduler=cluster.scheduler_address,

@@ -508,7 +508,11 @@ class IslandWorkers:
         futures = {}
         for n, i in enumerate(archipelago.live):
             self.workers[i] = addresses[n % len(addresses)]
-            futures[i] = self._submit(i, _settle, self._key(i), archipelago.islands[i])
+            # the search (its data with it) goes to its worker as data, not inside a task
+            # (Dask warns of a task's "large graph" from some 10 MB, a table of 100 000 rows)
+            search = self.client.scatter(archipelago.islands[i], workers=[self.workers[i]],
+                                         hash=False)
+            futures[i] = self._submit(i, _settle, self._key(i), search)
         self._wait(archipelago, futures)
 
     def round(self, archipelago: Archipelago, migrants: dict[int, list[Candidate]],
