@@ -17,6 +17,12 @@ returned (the run was faster than the one timed) is counted as missed, not as a 
 
     python perf/inject_interrupts.py --rows 300 3000 30000 --moments 24
     python perf/inject_interrupts.py --smoke
+    python perf/inject_interrupts.py --islands 2 --rows 300 3000 --moments 12
+
+With ``--islands K`` each fit is a search of K islands on a local Dask cluster (kept by the
+child between fits), exchanging every 2 epochs: the Ctrl-C lands in the head while the islands
+settle, run a round, are gathered or joined, or in the refinement after them. There the
+search has a formula to keep once the head has joined a first round.
 
 prints one line per moment that failed and a table of outcomes per size and mode; with
 ``--json PATH`` it also writes every outcome. Exit status 1 when any fit failed.
@@ -37,6 +43,7 @@ import threading
 import time
 import traceback
 import warnings
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -49,6 +56,8 @@ _NEVER = 1e6  # seconds: a SIGINT that no fit here waits for
 #: every row (a row batch), a subsample of the rows (3000) or a screen only (300).
 FIT = dict(n_epochs=8, batch_size=128, ff_dim=32, steps_per_epoch=2, max_length=20,
            device="cpu", random_state=0, verbose=0)
+#: With islands: rounds of 2 epochs, so that a fit has four.
+MIGRATION_EVERY = 2
 
 
 @dataclass
@@ -125,7 +134,9 @@ def _check(model, X: np.ndarray, workdir: Path) -> str:
 
 class _FirstUpdate:
     """When the fit's first epoch updated its policy (torch's hook after every optimizer
-    step): from then on the search has a formula to keep, and a Ctrl-C must not lose it."""
+    step), or with islands when the head joined their first round (their updates run on
+    the workers): from then on the search has a formula to keep, and a Ctrl-C must not
+    lose it."""
 
     def __init__(self):
         self.steps, self.at = 0, math.inf
@@ -134,6 +145,28 @@ class _FirstUpdate:
         self.steps += 1
         if self.steps == FIT["steps_per_epoch"]:
             self.at = time.perf_counter()
+
+    @contextmanager
+    def watching(self):
+        """The hook on the optimizer, and on the head's join of the islands' rounds."""
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        from cadsr_sklearn.search import islands
+
+        join = islands._join
+
+        def joined(search, reports, *args, **kwargs):
+            join(search, reports, *args, **kwargs)
+            if reports and self.at == math.inf:
+                self.at = time.perf_counter()
+
+        hook = register_optimizer_step_post_hook(self)
+        islands._join = joined
+        try:
+            yield self
+        finally:
+            hook.remove()
+            islands._join = join
 
 
 @dataclass
@@ -155,11 +188,10 @@ def _interrupted_fit(make, X, y, seconds: float) -> _Run:
     comes once ``fit``'s own work is done (its last step, setting ``guesses_``, ran: the
     SIGINT landed in scikit-learn's wrapper on the way out) is a Ctrl-C after the fit, as
     on the next line of the caller's program: the fitted estimator is the model."""
-    from torch.optim.optimizer import register_optimizer_step_post_hook
-
     estimator, model, first = make(), None, _FirstUpdate()
     before = estimator.__dict__.get("guesses_")  # a new list once this fit has finished
-    hook = register_optimizer_step_post_hook(first)
+    watching = first.watching()
+    watching.__enter__()
     started = time.perf_counter()
     alarm = _SigintAt(seconds)
     try:
@@ -178,11 +210,11 @@ def _interrupted_fit(make, X, y, seconds: float) -> _Run:
         alarm.cancel()
         return _Run(estimator, None, alarm.sent, False, traceback.format_exc(limit=-8))
     finally:
-        hook.remove()
+        watching.__exit__(None, None, None)
     return _Run(estimator, model, alarm.sent, False, "", time.perf_counter() - started)
 
 
-def _child(rows: int, moments: dict[str, int]) -> list[Outcome]:
+def _child(rows: int, moments: dict[str, int], n_islands: int = 1) -> list[Outcome]:
     """Run in the child: for each mode, time the fit, then interrupt it at each moment."""
     # Python's own Ctrl-C handler, even where the child was started with SIGINT ignored (a
     # background job of a shell without job control)
@@ -190,16 +222,19 @@ def _child(rows: int, moments: dict[str, int]) -> list[Outcome]:
     warnings.simplefilter("ignore")  # the interrupt's own warnings are not failures
     X, y = _data(rows)
     workdir = Path(tempfile.mkdtemp(prefix="cadsr-inject-"))
-    return [o for mode, n in moments.items() for o in _mode(rows, mode, n, X, y, workdir)]
+    fit = FIT if n_islands == 1 else dict(FIT, n_islands=n_islands,
+                                          migration_every=MIGRATION_EVERY)
+    return [o for mode, n in moments.items() for o in _mode(rows, mode, n, X, y, workdir, fit)]
 
 
-def _mode(rows: int, mode: str, moments: int, X, y, workdir: Path) -> list[Outcome]:
+def _mode(rows: int, mode: str, moments: int, X, y, workdir: Path,
+          fit: dict = FIT) -> list[Outcome]:
     from cadsr_sklearn import CADSRRegressor
 
     checkpoint = workdir / "search.ckpt"
 
     def make(**extra):
-        return CADSRRegressor(**{**FIT, **extra})
+        return CADSRRegressor(**{**fit, **extra})
 
     if mode == "warm_start":  # the model a warm start continues
         base = pickle.dumps(make(warm_start=True).fit(X, y))
@@ -262,10 +297,11 @@ def _clear(checkpoint: Path) -> None:
         path.unlink()
 
 
-def run(rows: int, moments: dict[str, int], timeout: float = 1800) -> list[Outcome]:
+def run(rows: int, moments: dict[str, int], timeout: float = 1800,
+        n_islands: int = 1) -> list[Outcome]:
     """The outcomes of interrupted fits on ``rows`` rows, ``moments[mode]`` of each mode,
-    in one child process."""
-    command = [sys.executable, __file__, "--child", str(rows),
+    in one child process; of searches of ``n_islands`` islands."""
+    command = [sys.executable, __file__, "--child", str(rows), str(n_islands),
                *(f"{mode}:{n}" for mode, n in moments.items())]
     done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -293,19 +329,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--moments", type=int, default=24)
     parser.add_argument("--smoke", action="store_true", help="300 rows, 3 moments, fresh only")
+    parser.add_argument("--islands", type=int, default=1, metavar="K",
+                        help="searches of K islands on a local Dask cluster (default 1)")
     parser.add_argument("--json", type=Path, help="write every outcome here")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        rows, *modes = args.child
+        rows, n_islands, *modes = args.child
         moments = {mode: int(n) for mode, n in (m.split(":") for m in modes)}
-        for outcome in _child(int(rows), moments):
+        for outcome in _child(int(rows), moments, int(n_islands)):
             print(json.dumps(asdict(outcome)), flush=True)
         return 0
     if args.smoke:
         args.rows, args.modes, args.moments = [300], ["fresh"], 3
     outcomes = [o for rows in args.rows
-                for o in run(rows, {mode: args.moments for mode in args.modes})]
+                for o in run(rows, {mode: args.moments for mode in args.modes},
+                             n_islands=args.islands)]
     for o in outcomes:
         if not o.ok:
             print(f"FAILED {o.rows} rows, {o.mode}, at {o.share:.0%} ({o.moment:.2f} s):\n"

@@ -44,3 +44,20 @@ def test_a_ctrl_c_at_any_moment_keeps_what_the_search_found(rows):
         # moments span the run (a few are lost to a run faster than the one timed)
         interrupted = [o for o in group if o.interrupted]
         assert len(interrupted) >= moments / 2, harness.table(group)
+
+
+#: Moments per mode for a search of two islands (each fit starts no cluster: the child keeps
+#: its local cluster between fits).
+ISLAND_MOMENTS = {"fresh": 8, "warm_start": 3, "checkpoint": 3}
+
+
+@pytest.mark.slow
+def test_a_ctrl_c_at_any_moment_keeps_what_the_islands_found():
+    pytest.importorskip("dask.distributed")
+    harness = _harness()
+    outcomes = harness.run(300, ISLAND_MOMENTS, n_islands=2)
+    failures = [f"{o.mode} at {o.share:.0%}: {o.failure}" for o in outcomes if not o.ok]
+    assert not failures, "\n\n".join(failures)
+    assert len(outcomes) == sum(ISLAND_MOMENTS.values())
+    assert sum(bool(o.interrupted) for o in outcomes) >= len(outcomes) / 2, harness.table(
+        outcomes)
