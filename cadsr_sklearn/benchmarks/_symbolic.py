@@ -58,6 +58,10 @@ def alarm_available() -> bool:
     return signal.getitimer(signal.ITIMER_REAL)[0] == 0.0
 
 
+#: Seconds between the alarms of :func:`time_limit` after its first.
+_REPEAT_SECONDS = 0.5
+
+
 @contextmanager
 def time_limit(seconds: float | None):
     """Raise :class:`SimplifyTimeout` in the block after ``seconds``.
@@ -74,7 +78,10 @@ def time_limit(seconds: float | None):
         raise SimplifyTimeout
 
     previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # again every 0.5 s until the block ends: an alarm that lands in a garbage collector's
+    # callback (distributed's client installs one) is printed as "Exception ignored" there
+    # and lost, and the block would run unbounded
+    signal.setitimer(signal.ITIMER_REAL, seconds, _REPEAT_SECONDS)
     try:
         yield
     finally:
