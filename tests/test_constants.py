@@ -120,7 +120,10 @@ def expressions(draw, library: Library, max_nodes: int = 16):
 FULL = Library(2, BINARY, UNARY)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# filter_too_much: many random trees hold no constant or overflow on the rows; the test
+# keeps the rest (the health check failed a run that drew 50 such trees for 8 kept)
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(expr=expressions(FULL), seed=st.integers(0, 2**16), relaxed=st.booleans())
 @example(expr=Expression.from_names(  # cos(...) = 1 - 2e-13 in row 3: see resolved()
     "log square log cos pow pow square sub x0 c add x0 x0 sin square x0".split(), FULL,
