@@ -319,6 +319,19 @@ def _start(argv, tmp_path, name):
                             start_new_session=True)
 
 
+def _after_the_first_round(checkpoint, act) -> None:
+    """``act()`` in a thread once the fit checkpointed at ``checkpoint`` wrote its front (the
+    head joined the islands' first round)."""
+    front = checkpoint.with_name(checkpoint.name + ".front.csv")
+
+    def wait_then_act():
+        while not front.exists():
+            time.sleep(0.05)
+        act()
+
+    threading.Thread(target=wait_then_act, daemon=True).start()
+
+
 def test_one_search_across_processes_goes_on_when_a_worker_is_killed_and_ends_well_without_its_scheduler(  # noqa: E501
         tmp_path):
     scheduler_file = tmp_path / "scheduler.json"
@@ -335,14 +348,8 @@ def test_one_search_across_processes_goes_on_when_a_worker_is_killed_and_ends_we
         with distributed.Client(scheduler_file=str(scheduler_file), timeout=60) as client:
             client.wait_for_workers(2, timeout=60)
             address = client.scheduler.address
-        front = tmp_path / "search.ckpt.front.csv"
-
-        def kill_a_worker_after_the_first_round():
-            while not front.exists():
-                time.sleep(0.05)
-            os.kill(workers[1].pid, signal.SIGKILL)
-
-        threading.Thread(target=kill_a_worker_after_the_first_round, daemon=True).start()
+        _after_the_first_round(tmp_path / "search.ckpt",
+                               lambda: os.kill(workers[1].pid, signal.SIGKILL))
         X, y = _data()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -362,14 +369,8 @@ def test_one_search_across_processes_goes_on_when_a_worker_is_killed_and_ends_we
 
         # the scheduler killed in the middle of a search: every island is lost, the fit
         # returns what the head holds
-        front = tmp_path / "again.ckpt.front.csv"
-
-        def kill_the_scheduler_after_the_first_round():
-            while not front.exists():
-                time.sleep(0.05)
-            os.killpg(processes[0].pid, signal.SIGKILL)
-
-        threading.Thread(target=kill_the_scheduler_after_the_first_round, daemon=True).start()
+        _after_the_first_round(tmp_path / "again.ckpt",
+                               lambda: os.killpg(processes[0].pid, signal.SIGKILL))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             model = CADSRRegressor(n_epochs=100_000, tol=0, scheduler=address,
