@@ -217,6 +217,27 @@ def test_a_fitted_constant_base_is_written_as_an_exponential():
     assert simplest_equivalent(x ** sympy.Float(1.49), X, X[:, 0] ** 1.49, [x]) == x ** 1.49
 
 
+def test_a_rate_the_exponential_form_merges_is_snapped_like_any_constant():
+    # what the search wrote for Bose–Einstein occupancy and for the relativistic mass: a
+    # fitted base whose logarithm, merged with the number beside it, is 1/(2π) or -1/2
+    # to round-off (seen at 2000 noiseless rows, shown as 0.1591549430918954 and
+    # 0.5000000000000073, which SRBench's 3-decimal judge does not take for the law)
+    h, omega, T, kb, m0, v, c = sympy.symbols("h omega T kb m_0 v c")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (200, 4))
+    bose = 1 / (F(float(np.exp(1 / (2 * np.pi))), 17) ** (h * omega / (T * kb)) - 1)
+    assert _shown(bose, [h, omega, T, kb], X) == (
+        1 / (sympy.exp(h * omega / (2 * sympy.pi * T * kb)) - 1))
+    X = np.column_stack([rng.uniform(1, 5, 200), rng.uniform(1, 2, 200), rng.uniform(3, 10, 200)])
+    base = 0.465879
+    mass = m0 * F(base, 17) ** (sympy.log(1 - v**2 / c**2) / F(np.log(base) / -0.5, 17))
+    assert _shown(mass, [m0, v, c], X) == m0 / sympy.sqrt(1 - v**2 / c**2)
+    # a rate that is no simple number stays the fitted decimal it is
+    fitted = F(269.9) * F(0.9996) ** x
+    shown = _shown(fitted, [x], np.linspace(0.5, 3.0, 40)[:, None])
+    assert shown.has(sympy.exp) and not shown.has(sympy.pi)
+
+
 # ------------------------------------------------------------- what the data say about symbols
 def _shown(expr, symbols, X):
     with np.errstate(all="ignore"):

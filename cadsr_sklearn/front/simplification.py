@@ -40,7 +40,10 @@ varies, b**u, is an exponential in disguise and is written as one, exp(ln(b)·u)
 ``exp(-1.695*sqrt(x))``, the rate a scientist looks for (one node longer). So is
 a snapped base that is no integer: ``(3/pi)**(0.0817*x)`` (a base and a rate
 that only act together, so any base fits) is ``exp(-0.00380*x)``, with no π
-that is not there. Integer bases stay: ``2**x`` is a doubling. So does a power
+that is not there; but a rate that is itself round-off from a simple number is
+written as that number, as any constant is: ``1.17252**(h*omega/(T*kb))`` (the base
+e^(1/(2π))) is ``exp(h*omega/(2*pi*T*kb))``, and a base raised to ``0.6546*log(u)``,
+which SymPy merges into ``u**(-0.5000000000000073)``, is ``1/sqrt(u)``. Integer bases stay: ``2**x`` is a doubling. So does a power
 with no fitted number in it, ``(7/2)**x``: its rate would be a decimal that reads
 as fitted, though it is fixed. And a quotient by a sum that reads negative has
 the sign moved up: ``-39.56/(-g - 0.02629)`` is ``39.56/(g + 0.02629)``.
@@ -255,6 +258,12 @@ def simplest_equivalent(
         readable = rewrite(best)
         if readable != best and matches(readable.xreplace(to_real)):
             best = readable
+    # A rate or exponent that these rewrites made, SymPy merging ln(b) with the fitted
+    # number beside it, may be round-off from a simple number: 1.17252**u is exp(u/(2π))
+    # (on the plain symbols: positive ones would split sqrt(L/g) again)
+    resnapped = _snap_constants(best, lambda form: matches(form.xreplace(to_real)))
+    if _reading_size(resnapped) <= _reading_size(best):
+        best = resnapped
     return _plain_large_numbers(best)
 
 
