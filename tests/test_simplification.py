@@ -265,6 +265,19 @@ def test_positive_features_give_the_law_as_a_physicist_writes_it():
         2 * sympy.pi * sympy.sqrt(L / g))
 
 
+def test_a_root_over_one_denominator_reads_as_the_law():
+    # what the search on dimensionless groups wrote back for the magnitude of a moment's
+    # energy (prefactor Bx*mom, groups By/Bx and Bz/Bx): for Bx > 0 it is the law
+    Bx, By, Bz, mom = sympy.symbols("Bx By Bz mom")
+    X = np.random.default_rng(0).uniform(1, 5, (60, 4))
+    found = Bx * mom * sympy.sqrt(1 + By**2 / Bx**2 + Bz**2 / Bx**2)
+    assert _shown(found, [Bx, By, Bz, mom], X) == mom * sympy.sqrt(Bx**2 + By**2 + Bz**2)
+    # where Bx takes both signs it is |Bx|, not Bx, that leaves the root
+    X[::2, 0] *= -1
+    assert _shown(found, [Bx, By, Bz, mom], X) == (
+        Bx * mom * sympy.sqrt(Bx**2 + By**2 + Bz**2) / sympy.Abs(Bx))
+
+
 def test_a_feature_with_a_negative_value_gets_no_positive_form():
     X = np.linspace(-2, 2, 21)[:, None]
     assert _shown(sympy.sqrt(x**3 + 8), [x], X) == sympy.sqrt(x**3 + 8)

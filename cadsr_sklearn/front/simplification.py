@@ -20,7 +20,10 @@ The rewrites, each an identity over the reals or a numerically checked one:
 3. ``expand_log`` splits logarithms of products and powers (checked on the data:
    ``log(a·b) = log a + log b`` needs a, b > 0 there), and a power of a
    reciprocal, ``(1/a)**p``, is written as one, ``a**(-p)``.
-4. ``expand`` multiplies out products of sums, when the result is small.
+4. ``expand`` multiplies out products of sums, when the result is small, and
+   ``together`` puts sums of fractions over one denominator:
+   ``Bx*sqrt(1 + By**2/Bx**2)`` is ``sqrt(Bx**2 + By**2)`` where Bx > 0 on the rows
+   (a search on dimensionless groups writes such forms back).
 5. ``trigsimp`` joins sines and cosines by the trigonometric identities, when
    there are several or a snapped phase (π) stands in one, and the formula is
    small: ``sin(x)*sin(y + 7*pi/6) + sin(y)*sin(x + pi/6) - sin(y)`` is
@@ -157,8 +160,10 @@ def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> lis
     # 0**u as 0 where u > 0 on the rows (a base snapped to 0), checked
     zero_powers = expr.replace(lambda e: e.is_Pow and e.base == 0, lambda e: sympy.Integer(0))
     trigonometric = [snap(sympy.trigsimp(expr))] if _trigonometry_to_join(expr) else []
+    # over one denominator: sqrt(1 + b**2/a**2) is sqrt(a**2 + b**2)/a for a > 0
+    together = sympy.together(expr)
     return expanded + [snap(logs), snap(_denested_powers(expr)), snap(sympy.factor_terms(expr)),
-                       snap(unsigned), snap(zero_powers)] + trigonometric
+                       snap(together), snap(unsigned), snap(zero_powers)] + trigonometric
 
 
 def _trigonometry_to_join(expr: sympy.Expr) -> bool:
