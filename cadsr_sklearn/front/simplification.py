@@ -49,7 +49,8 @@ e^(1/(2π))) is ``exp(h*omega/(2*pi*T*kb))``, and a base raised to ``0.6546*log(
 which SymPy merges into ``u**(-0.5000000000000073)``, is ``1/sqrt(u)``. Integer
 bases stay: ``2**x`` is a doubling. So does a power with no fitted number in it,
 ``(7/2)**x``: its rate would be a decimal that reads as fitted, though it is
-fixed. And a quotient by a sum that reads negative has the sign moved up: ``-39.56/(-g - 0.02629)`` is ``39.56/(g + 0.02629)``.
+fixed. And a quotient by a sum that reads negative has the sign moved up:
+``-39.56/(-g - 0.02629)`` is ``39.56/(g + 0.02629)``.
 """
 
 from __future__ import annotations
