@@ -71,6 +71,27 @@ def test_dimensionless_data_and_a_dimensional_constant_are_left_alone():
     assert _reduction(["au"], "day", ["a"]) is None  # Kepler: the constant carries units
 
 
+def test_like_quantities_are_taken_relative_to_one_reference():
+    # a dipole's field: lengths x, y, z over the distance r the prefactor holds
+    names = ["epsilon", "p_d", "r", "x", "y", "z"]
+    X = np.random.default_rng(0).uniform(1, 3, (50, 6))
+    dipole = _reduction(["F/m", "C*m", "m", "m", "m", "m"], "V/m", names, X)
+    assert dipole.description == "p_d/(epsilon*r**3) * f(x/r, y/r, z/r)"
+    # a moment in a field of three components: each relative to the prefactor's Bx
+    names = ["mom", "Bx", "By", "Bz"]
+    X = np.random.default_rng(1).uniform(1, 5, (50, 4))
+    energy = _reduction(["J/T", "T", "T", "T"], "J", names, X)
+    assert energy.description == "Bx*mom * f(By/Bx, Bz/Bx)"
+    # none in the prefactor: relative to the largest on the rows, so the ratios are below 1
+    X = np.column_stack([np.full(20, 2.0), np.full(20, 9.0), np.full(20, 4.0)])
+    plain = _reduction(["m", "m", "m"], "1", ["a", "b", "c"], X)
+    assert plain.description == "f(a/b, c/b)"
+    # two like quantities keep the rule of a single ratio: turned to be below 1
+    mass = _reduction(["kg", "m/s", "m/s"], "kg", ["m_0", "c", "v"],
+                      np.array([[1.0, 3.0, 1.0], [2.0, 10.0, 2.0]]))
+    assert mass.description == "m_0 * f(v/c)"
+
+
 def test_a_group_needing_large_exponents_completes_the_basis():
     # x [m³], y [m²]: the group x²/y³ is beyond the enumeration's exponents
     reduction = _reduction(["m^3", "m^2"], "m", ["x", "y"])

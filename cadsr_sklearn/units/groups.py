@@ -25,8 +25,17 @@ space, scaled to integers, completes it. The prefactor is chosen by the same
 ranking among monomials with the target's units, integer exponents before
 half-integer ones. Given the data, each ratio of two features is then turned so that
 its median magnitude is at most 1 (``v/c``, not ``c/v``: laws expand in small ratios);
-other groups keep the enumeration's sign (a dimensionless feature stays itself). The choice
-is deterministic; :attr:`Reduction.description` says which it is.
+other groups keep the enumeration's sign (a dimensionless feature stays itself).
+
+Three or more features with the same units (coordinates and a distance, three
+components of a field) are each taken relative to one reference, before the greedy
+choice: ``x/r, y/r, z/r``, the reference being the one the prefactor holds (else the
+largest on the rows, so that the ratios are below 1), and these ratios are not turned.
+A physicist writes ``Bx*sqrt(1 + (By/Bx)**2 + (Bz/Bx)**2)`` and ``z/r * sqrt((x/r)**2 +
+(y/r)**2)``; the greedy rule alone, keeping each feature in as few groups as possible,
+took ``Bx/By, Bz/Bx`` and ``x/r, z/y, y/r``, in which these laws are longer.
+
+The choice is deterministic; :attr:`Reduction.description` says which it is.
 """
 
 from __future__ import annotations
@@ -156,20 +165,50 @@ def dimensional_reduction(units: Units, names: Sequence[str],
     prefactor = _prefactor(D, units.target.astype(float))
     if prefactor is None:
         return None
-    groups = _groups(D, n - rank)
+    shared = _shared_references(D, prefactor, X)
+    groups = _groups(D, n - rank, shared)
     if X is not None:
         with np.errstate(all="ignore"):
-            groups = [-g if _is_ratio(g) and np.median(np.abs(_monomial_values(X, g))) > 1
-                      else g for g in groups]
+            groups = [-g if _is_ratio(g) and not any(np.array_equal(g, r) for r in shared)
+                      and np.median(np.abs(_monomial_values(X, g))) > 1 else g
+                      for g in groups]
     return Reduction(tuple(names), tuple(tuple(Fraction(int(v)) for v in g) for g in groups),
                      prefactor)
 
 
-def _groups(D: np.ndarray, k: int) -> list[np.ndarray]:
-    """k integer exponent vectors spanning the null space of D, chosen greedily."""
+def _shared_references(D: np.ndarray, prefactor: Sequence[Fraction],
+                       X: np.ndarray | None) -> list[np.ndarray]:
+    """The ratios xⱼ/x_ref of every class of three or more features with the same units
+    to one reference of the class: the member the prefactor holds, else the largest on
+    the rows of X (the ratios below 1), else the first."""
+    n = D.shape[1]
+    ratios = []
+    for units in np.unique(D.T, axis=0):
+        members = [j for j in range(n) if np.array_equal(D[:, j], units)]
+        if len(members) < 3 or not np.any(units):
+            continue
+        in_prefactor = [j for j in members if prefactor[j] != 0]
+        if in_prefactor:
+            reference = in_prefactor[0]
+        elif X is not None:
+            with np.errstate(all="ignore"):
+                reference = max(members, key=lambda j: float(np.median(np.abs(X[:, j]))))
+        else:
+            reference = members[0]
+        for j in members:
+            if j != reference:
+                e = np.zeros(n)
+                e[j], e[reference] = 1.0, -1.0
+                ratios.append(e)
+    return ratios
+
+
+def _groups(D: np.ndarray, k: int, shared: Sequence[np.ndarray] = ()) -> list[np.ndarray]:
+    """k integer exponent vectors spanning the null space of D: the ``shared`` ratios
+    first, then chosen greedily."""
     candidates = _monomials(D, np.zeros(D.shape[0]), np.arange(-MAX_EXPONENT, MAX_EXPONENT + 1))
     candidates = candidates[_first_nonzero(candidates) > 0]  # π and 1/π are one group
-    chosen: list[np.ndarray] = []
+    chosen: list[np.ndarray] = [np.asarray(r, dtype=float) for r in shared][:k]
     while len(chosen) < k:
         used = np.any(np.array(chosen) != 0, axis=0) if chosen else np.zeros(D.shape[1], bool)
         ranked = sorted((c for c in candidates if _adds_rank(chosen, c)),
