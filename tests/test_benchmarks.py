@@ -512,6 +512,17 @@ def test_variance_preset_sweeps_the_bic_variance(tmp_path, capsys, monkeypatch):
     assert main(argv) == 0 and len(calls) == 2  # both variants resumed
 
 
+def test_plain_params_set_both_cadsr_methods_and_a_named_one_overrides():
+    # a plain KEY=VALUE used to reach `cadsr` only: `--method cadsr-units` ran without it
+    params = tasks.method_params(["genetic_generations=5", "alpha=2", "cadsr-units.alpha=3"],
+                                 ["cadsr", "cadsr-units"])
+    assert params["cadsr"] == {"genetic_generations": 5, "alpha": 2}
+    assert params["cadsr-units"] == {"genetic_generations": 5, "alpha": 3}
+    assert params["gplearn"] == params["operon"] == {}
+    with pytest.raises(UsageError, match="not a CADSRRegressor parameter"):
+        tasks.method_params(["cadsr-units.no_such=1"])
+
+
 def test_sweep_variants_multiply_keys():
     variants = tasks.sweep_variants(["a=1", "a=2", "b=x"], lambda items: {"cadsr": items})
     assert variants == {"a=1 b=x": {"cadsr": ["a=1", "b=x"]}, "a=2 b=x": {"cadsr": ["a=2", "b=x"]}}

@@ -17,6 +17,9 @@ from ..user_input import UsageError, estimator_params, parse_value
 from .methods import METHODS
 from .suites import SUITES, Problem, TableProblem, get_problem, get_suite
 
+#: The methods that are CADSRRegressor fits, which a plain ``KEY=VALUE`` sets.
+_CADSR_METHODS = ("cadsr", "cadsr-units")
+
 __all__ = [
     "OPERATORS",
     "Task",
@@ -133,32 +136,36 @@ def sweep_variants(items: Sequence[str], parse) -> dict[str, dict[str, dict[str,
 
 
 def method_params(items: Sequence[str], methods: Sequence[str] = METHODS) -> dict[str, dict]:
-    """``KEY=VALUE`` (for cadsr) or ``METHOD.KEY=VALUE`` entries → settings by method.
+    """``KEY=VALUE`` (for both CADSR methods) or ``METHOD.KEY=VALUE`` entries → settings by
+    method.
 
-    CADSR's entries go through :func:`cadsr_sklearn.user_input.estimator_params`,
-    the parser of ``cadsr fit --param`` (VALUE a Python literal, ``inf``/``nan``, or
-    text; names checked against ``CADSRRegressor``). The peers' values are read
-    as Python literals, else text, and their names checked against their
-    estimators where the method runs.
+    CADSR's entries (``cadsr`` and ``cadsr-units``, the same estimator) go through
+    :func:`cadsr_sklearn.user_input.estimator_params`, the parser of ``cadsr fit --param``
+    (VALUE a Python literal, ``inf``/``nan``, or text; names checked against
+    ``CADSRRegressor``); a ``METHOD.`` entry overrides a plain one. The peers' values are
+    read as Python literals, else text, and their names checked against their estimators
+    where the method runs.
     """
     params: dict[str, dict[str, Any]] = {m: {} for m in METHODS}
-    cadsr: list[str] = []
+    plain: list[str] = []  # KEY=VALUE: both CADSR methods
+    own: dict[str, list[str]] = {m: [] for m in _CADSR_METHODS}
     for item in items:
         name, sep, text = item.partition("=")
-        method, dot, key = name.partition(".")
-        if not dot:
-            method, key = "cadsr", name
-        if not sep or not name or method not in METHODS or not key.strip():
+        method, dot, key = name.partition(".") if "." in name else ("", "", name)
+        if not sep or not key.strip() or (dot and method not in METHODS):
             raise UsageError(
                 f"bad --params entry {item!r}; use KEY=VALUE or METHOD.KEY=VALUE "
                 f"(METHOD one of {', '.join(METHODS)})"
             )
-        if method == "cadsr":
-            cadsr.append(f"{key}={text}")
+        if not dot:
+            plain.append(item)
+        elif method in own:
+            own[method].append(f"{key}={text}")
         else:
             params[method][key.strip()] = parse_value(text)
-    if cadsr:
-        params["cadsr"] = estimator_params(cadsr)
+    for method, entries in own.items():
+        if plain or entries:
+            params[method] = {**estimator_params(plain), **estimator_params(entries)}
     for method in ("gplearn", "operon"):
         if params[method] and method in methods:
             _check_peer_params(method, params[method])
