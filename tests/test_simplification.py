@@ -284,6 +284,20 @@ def test_a_positive_factor_enters_a_root_where_it_clears_a_denominator():
     assert _shown(found, [Bx, By, Bz, mom], X) == found
 
 
+def test_a_root_that_other_rewrites_lay_bare_takes_the_factors_beside_it():
+    # II.6.15a's law as the search wrote it in two fits: the root appears only once the
+    # tree is expanded, or once the number common to its sum is taken out
+    p, e, r, x, y, z = sympy.symbols("p_d epsilon r x y z")
+    X = np.random.default_rng(0).uniform(1, 3, (60, 6))
+    trees = [p / (e * r**3) * ((1 + sympy.sqrt(1 + (y / x)**2)) * z / r - z / r)
+             / (F(4.18879020478639) / (x / r)),
+             p / (e * r**3) * (z / r) * (x / r)
+             / (F(0.056993165798815) * (y / x)**2 + F(0.056993165798815))**sympy.Rational(-1, 2)]
+    law = 3 * p * z * sympy.sqrt(x**2 + y**2) / (4 * sympy.pi * e * r**5)
+    for tree in trees:
+        assert _shown(tree, [p, e, r, x, y, z], X) == law
+
+
 def test_a_feature_with_a_negative_value_gets_no_positive_form():
     X = np.linspace(-2, 2, 21)[:, None]
     assert _shown(sympy.sqrt(x**3 + 8), [x], X) == sympy.sqrt(x**3 + 8)
