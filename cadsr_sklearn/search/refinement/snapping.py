@@ -26,8 +26,8 @@ their combination, not it) can take any value its partners make up for, so it is
 as 1 (then −1: its sign first) and the others refitted; ``sqrt(1 - 1.2739/(1.2739 -
 1.2739*c**2/v**2))`` is ``sqrt(1 - 1/(1 - c**2/v**2))``. Such a trial keeps the fit and
 removes a fitted constant, so the criterion rises; where the partners cannot make up for
-it (a constant the rows do not reach: a saturated ``tanh(c*x)``), the fit worsens and the
-test below refuses it.
+it (a constant no row reaches, ``exp(-500*x)`` beside another term), the fit worsens and
+the test below refuses it.
 
 0 is always tried, first: it is no claim about a number but the removal of a
 term, a choice between two formulas that the criterion makes. The description
