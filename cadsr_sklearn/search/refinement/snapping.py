@@ -18,16 +18,8 @@ halves are far apart; elevenths are not: on sixteen noisy rows, 0.4545 ± 0.02
 is no 5/11. The same rule works both ways: a constant pinned down to the last
 digit, ``sin(y + 3.66519142918809)``, is 7π/6, since no rival lies within
 round-off of it. A constant the data do not pin down (no residual degree of
-freedom) resolves nothing. An exponent of ``pow`` is tried only as a fraction: laws
-raise to rational powers.
-
-A constant that only acts with others (an infinite standard error: the data pin down
-their combination, not it) can take any value its partners make up for, so it is tried
-as 1 (then −1: its sign first) and the others refitted; ``sqrt(1 - 1.2739/(1.2739 -
-1.2739*c**2/v**2))`` is ``sqrt(1 - 1/(1 - c**2/v**2))``. Such a trial keeps the fit and
-removes a fitted constant, so the criterion rises; where the partners cannot make up for
-it (a constant no row reaches, ``exp(-500*x)`` beside another term), the fit worsens and
-the test below refuses it.
+freedom, or one that only acts with another) resolves nothing. An exponent of
+``pow`` is tried only as a fraction: laws raise to rational powers.
 
 0 is always tried, first: it is no claim about a number but the removal of a
 term, a choice between two formulas that the criterion makes. The description
@@ -173,10 +165,7 @@ def _best_snap(current: Candidate, score, errors: np.ndarray,
 
 def _resolved(value: float, standard_error: float, rational: bool) -> list[float]:
     """The simple numbers near ``value`` ± ``standard_error`` that the data resolve, shortest
-    first; only fractions where ``rational`` (laws raise to rational powers: no x**(1/pi)).
-    A constant that only acts with others (an infinite standard error) is tried as ±1."""
-    if math.isinf(standard_error):
-        return [math.copysign(1.0, value), -math.copysign(1.0, value)]
+    first; only fractions where ``rational`` (laws raise to rational powers: no x**(1/pi))."""
     if not math.isfinite(standard_error):
         return []
     # round-off is the least a float64 fit is off by, however small the residuals
