@@ -14,8 +14,10 @@ from cadsr_sklearn.expressions.expression import Expression
 from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.search.build import build_search
 from cadsr_sklearn.search.genetic import _Grammar, breadth_first, crossover, mutate, subtree_end
-from cadsr_sklearn.search.linear import forward_selection
-from cadsr_sklearn.search.proposers import GENETIC, LINEAR, POLICY
+from cadsr_sklearn.search.inversion import INVERSES, invertible, subtree_target
+from cadsr_sklearn.search.linear import (INNER_PROPOSALS, MAX_MONOMIALS, LinearCombinations,
+                                         _exponent_vectors, forward_selection)
+from cadsr_sklearn.search.proposers import GENETIC, LINEAR, POLICY, Proposal
 from cadsr_sklearn.units.quantities import data_units
 from cadsr_sklearn.units.rule import UnitsRule
 
@@ -186,7 +188,8 @@ def test_linear_leaves_write_a_sum_in_one_epoch():
                            genetic_generations=0, linear_terms=3).fit(X, y)
     assert model.found_by_ == LINEAR and model.stop_reason_ == "tol"
     assert model.score(X, y) > 1 - 1e-12
-    assert model.history_[0]["proposed_linear"] == 3
+    # a sum per step of the path (3), and the best formulas with a leaf inside
+    assert 3 < model.history_[0]["proposed_linear"] <= 3 + INNER_PROPOSALS
 
 
 def test_linear_leaves_keep_the_constant_cap():
@@ -195,9 +198,16 @@ def test_linear_leaves_keep_the_constant_cap():
     y = X[:, 0] + X[:, 1] + X[:, 2]
     model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1,
                            max_constants=2, genetic_generations=0, linear_terms=3).fit(X, y)
-    # a sum of three terms needs four constants: only the one-term sum was admitted
-    assert all(h["proposed_linear"] <= 1 for h in model.history_)
     assert model.best_expression_.n_constants <= 2
+    # a sum of three terms needs four constants: of the sums, only the one-term one is
+    # admitted, alone or inside a formula
+    search = _search(X, y, max_constants=2, genetic_generations=0, linear_terms=3)
+    sample = search.scorer(search.sampler.sample(64, search.generator)
+                           .expressions(search.library))
+    proposed = next(p for p in search.proposers if p.origin == LINEAR).propose(
+        search, [Proposal(POLICY, sample)])
+    assert proposed.candidates
+    assert all(c.expression.n_constants <= 2 for c in proposed.candidates)
 
 
 def test_breadth_first_is_the_searchs_order():
@@ -292,3 +302,75 @@ def test_ctrl_c_in_the_genetic_stage_returns_the_best_so_far(monkeypatch, rows):
     assert model.interrupted_ and model.n_epochs_ == 2
     shown = sympy.lambdify(sympy.symbols("x0 x1"), model.sympy())(X[:, 0], X[:, 1])
     np.testing.assert_allclose(model.predict(X), shown, rtol=1e-9)
+
+
+# ------------------------------------------------------------- linear leaves inside formulas
+def _subtree_values(expression, X):
+    library, prefix = expression.library, expression.prefix()
+    constants = list(expression.prefix_constants())
+    first = np.cumsum([0] + [t == library.const_id for t in prefix])
+    ends = [subtree_end(prefix, i, library.arity_by_id) for i in range(len(prefix))]
+    return prefix, [Expression.from_prefix(prefix[i:ends[i]], library,
+                                           constants[first[i]:first[ends[i]]]).evaluate(X)
+                    for i in range(len(prefix))]
+
+
+@pytest.mark.parametrize("names, constants", [
+    # x0/sqrt(c - x1*x1/(x2*x2)) + exp(sin(x2)): every operator of the paper's set on a path
+    (["add", "div", "x0", "sqrt", "sub", "c", "div", "mul", "x1", "x1", "mul", "x2", "x2",
+      "exp", "sin", "x2"], [3.0]),
+    (["pow", "log", "add", "x0", "x1", "cos", "mul", "c", "x2"], [0.5]),
+    (["sub", "c", "pow", "c", "div", "x1", "x2"], [3.0, 2.0]),
+])
+def test_the_target_of_each_subtree_is_what_it_outputs_in_its_formula(names, constants):
+    """Inverting the path from the root gives back every sub-tree's own values (on the
+    principal branches, where these formulas stay)."""
+    library = Library(3)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 1.5, (40, 3))
+    expression = Expression.from_names(names, library, constants, order="prefix")
+    y = expression.evaluate(X)
+    prefix, values = _subtree_values(expression, X)
+    token_names = [t.name for t in library.tokens]
+    for place in range(1, len(prefix)):
+        assert invertible(token_names, prefix, library.arity_by_id, place)
+        target = subtree_target(prefix, library.arity_by_id, token_names, values, place, y)
+        assert np.allclose(target, values[place], rtol=1e-9, atol=1e-12), names[place]
+
+
+def test_a_target_no_value_reaches_is_nan_and_custom_operators_are_not_inverted():
+    library = Library(1, unary_operators=("sqrt", "exp"))
+    X = np.array([[1.0], [4.0]])
+    expression = Expression.from_names(["sqrt", "x0"], library, order="prefix")
+    prefix, values = _subtree_values(expression, X)
+    names = [t.name for t in library.tokens]
+    target = subtree_target(prefix, library.arity_by_id, names, values, 1, np.array([-1.0, 3.0]))
+    assert np.isnan(target[0]) and target[1] == 9.0  # no root is -1
+    assert set(INVERSES) >= {"add", "sub", "mul", "div", "pow", "sin", "cos", "log", "sqrt",
+                             "exp"}
+    assert not invertible(["my_op", "x0"], [0, 1], [1, 0], 1)
+
+
+def test_the_monomial_basis_keeps_few_features_first_and_stays_bounded():
+    assert _exponent_vectors(2)[:4] == [(-1, 0), (1, 0), (0, -1), (0, 1)]
+    assert (-2, 2) in _exponent_vectors(2) and (1, 1, -2) in _exponent_vectors(3)
+    assert (2, 2) in _exponent_vectors(2) and (3, 0) not in _exponent_vectors(2)
+    assert len(_exponent_vectors(60)) == MAX_MONOMIALS  # made lazily: no millions first
+
+
+def test_a_linear_leaf_inside_a_formula_writes_the_sum_under_a_root():
+    """The relativistic mass from a formula that has the root but not the sum in it: the
+    leaf takes the place of the constant, and its values there are 1 - v**2/c**2."""
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(1, 5, 300), rng.uniform(1, 2, 300), rng.uniform(3, 10, 300)])
+    y = X[:, 0] / np.sqrt(1 - X[:, 1] ** 2 / X[:, 2] ** 2)
+    search = _search(X, y, linear_terms=2, genetic_generations=0)
+    near = Expression.from_names(["div", "x0", "sqrt", "c"], search.library, [0.9],
+                                 order="prefix")
+    proposal = Proposal(POLICY, search.scorer.score_given([near]))
+    linear = next(p for p in search.proposers if p.origin == LINEAR)
+    proposed = linear.propose(search, [proposal])
+    best = min(proposed.candidates, key=lambda c: c.loss)
+    assert best.loss < 1e-20 * np.var(y)
+    assert np.allclose(best.expression.evaluate(X), y, rtol=1e-9)
+    assert isinstance(linear, LinearCombinations)

@@ -17,14 +17,25 @@ every coefficient is a fitted constant, which the criterion charges like any oth
 and which Levenberg–Marquardt polishes from the closed-form solution (with the
 sub-trees' constants). They then compete in the epoch's selection beside the
 policy's samples.
+
+**Inside a formula.** The laws the search misses are mostly such sums *nested* in roots,
+quotients and exponentials (``m0/sqrt(1 - v**2/c**2)``, ``Ef*q/(m*(omega_0**2 -
+omega**2))``). So the leaf also takes the place of each sub-tree (leaves included) of the
+epoch's ``LEAF_SOURCES`` best formulas, as uDSR's ``poly`` token does: the path from the
+root down to the place is inverted (:mod:`cadsr_sklearn.search.inversion`), which gives
+the values the sum must take there, and forward selection fits them over the monomials
+of the features (each exponent within ±2, degree at most 4: ``v**2/c**2``,
+``u*v/c**2``). Of all these rewritten formulas, the ``INNER_PROPOSALS`` closest to y
+(before their constants are polished) are scored.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -33,6 +44,7 @@ from ..expressions.library import Library
 from ..scoring.scorer import Candidate
 from ..settings import TrainingSettings
 from .genetic import subtree_end
+from .inversion import invertible, subtree_target
 from .proposers import LINEAR, Proposal
 
 if TYPE_CHECKING:  # the loop's record of a search; it imports the proposers
@@ -42,6 +54,17 @@ __all__ = ["LinearCombinations", "Term", "forward_selection"]
 
 #: The best formulas of the epoch whose sub-trees join the basis.
 SUBTREE_SOURCES = 10
+#: The best formulas of the epoch in which a linear leaf takes the place of a sub-tree.
+LEAF_SOURCES = 5
+#: The formulas with a leaf inside scored each epoch: those closest to y before their
+#: constants are polished (of up to LEAF_SOURCES × places × linear_terms written).
+INNER_PROPOSALS = 20
+#: The monomials of an inner leaf's basis: each exponent within ±MAX_EXPONENT, the sum
+#: of their sizes at most MAX_DEGREE, the fewest features first, at most MAX_MONOMIALS.
+MAX_EXPONENT, MAX_DEGREE, MAX_MONOMIALS = 2, 4, 1000
+#: The rows of the constant fit that an inner leaf's sum is first fitted on (its
+#: constants are then polished on all of them).
+LEAF_ROWS = 500
 
 
 @dataclass(frozen=True)
@@ -51,6 +74,7 @@ class Term:
     prefix: list[int]
     constants: list[float]
     values: np.ndarray  # (n,) on the constant fit's rows
+    reciprocal: bool = False  # the column is 1 / (the tree of prefix)
 
 
 def forward_selection(B: np.ndarray, y: np.ndarray, sqrt_w: np.ndarray,
@@ -98,10 +122,13 @@ class LinearCombinations:
         self.library, self.max_length = library, max_length
         self._features: list[Term] | None = None  # the features, products, ratios
         self._features_of: np.ndarray | None = None  # the rows they were computed on
+        self._monomials: list[Term] | None = None  # an inner leaf's basis
+        self._monomials_of: np.ndarray | None = None
 
     def __getstate__(self) -> dict:
-        # the basis is a function of the rows: computed again, not kept in a checkpoint
-        return dict(self.__dict__, _features=None, _features_of=None)
+        # the bases are functions of the rows: computed again, not kept in a checkpoint
+        return dict(self.__dict__, _features=None, _features_of=None, _monomials=None,
+                    _monomials_of=None)
 
     def active(self, config: TrainingSettings) -> bool:
         return config.linear_terms > 0 and self.library.const_id is not None
@@ -118,6 +145,7 @@ class LinearCombinations:
             expression = self._sum([terms[j] for j in columns], coef)
             if expression is not None:
                 expressions.append(expression)
+        expressions += self._inner_sums(sources, fitter, search.config.linear_terms)
         constraints, units = search.sampler.constraints, search.sampler.constraints.units
         admitted = constraints.admits([e.tokens for e in expressions]) if expressions else []
         expressions = [e for e, ok in zip(expressions, admitted)
@@ -172,17 +200,130 @@ class LinearCombinations:
     def _sum(self, terms: list[Term], coef: np.ndarray) -> Expression | None:
         """``c1·b1 + … + cm·bm + c0`` as a tree of the library, its constants at ``coef``;
         None where the library lacks add or mul, or the tree is too long."""
-        lib = self.library
-        if "add" not in lib.names or "mul" not in lib.names:
+        written = self._sum_prefix(terms, coef)
+        if written is None or len(written[0]) > self.max_length:
             return None
-        add, mul, c = lib.index("add"), lib.index("mul"), lib.const_id
+        return Expression.from_prefix(written[0], self.library, written[1])
+
+    def _sum_prefix(self, terms: list[Term],
+                    coef: np.ndarray) -> tuple[list[int], list[float]] | None:
+        """The preorder tokens and constants of ``c1·b1 + … + cm·bm + c0`` (``c/b`` for
+        a reciprocal term); None where the library lacks add, mul or div, or a
+        coefficient is not finite."""
+        lib = self.library
+        needed = {"add", "mul"} | ({"div"} if any(t.reciprocal for t in terms) else set())
+        if not needed <= set(lib.names) or not np.all(np.isfinite(coef)):
+            return None
+        add, c = lib.index("add"), lib.const_id
         prefix: list[int] = []
         constants: list[float] = []
         for term, k in zip(terms, coef[:-1]):
-            prefix += [add, mul, c] + term.prefix
+            prefix += [add, lib.index("div" if term.reciprocal else "mul"), c] + term.prefix
             constants += [float(k)] + list(term.constants)
         prefix.append(c)
         constants.append(float(coef[-1]))
-        if len(prefix) > self.max_length or not np.all(np.isfinite(constants)):
-            return None
-        return Expression.from_prefix(prefix, lib, constants)
+        return prefix, constants
+
+    def _inner_sums(self, sources: list[Candidate], fitter, n_terms: int) -> list[Expression]:
+        """The best ``sources`` with a linear leaf in place of one of their sub-trees: the
+        ``INNER_PROPOSALS`` of them closest to y on the constant fit's rows."""
+        lib = self.library
+        if "add" not in lib.names or "mul" not in lib.names:
+            return []
+        # evenly spread over the rows (a table sorted by x keeps its whole range)
+        rows = np.unique(np.linspace(0, len(fitter.target) - 1, LEAF_ROWS).astype(int))
+        X, y, weights = fitter.X[rows], fitter.target[rows], fitter.sqrt_w[rows]
+        monomials = self._monomial_terms(X)
+        if not monomials:
+            return []
+        B = np.column_stack([t.values for t in monomials])
+        names, arity = [t.name for t in lib.tokens], lib.arity_by_id
+        written: dict[tuple, tuple[float, Expression]] = {}
+        for cand in sources[:LEAF_SOURCES]:
+            prefix = cand.expression.prefix()
+            constants = list(cand.expression.prefix_constants())
+            first_constant = np.cumsum([0] + [t == lib.const_id for t in prefix])
+            ends = [subtree_end(prefix, i, arity) for i in range(len(prefix))]
+            values = [Expression.from_prefix(
+                prefix[i:ends[i]], lib, constants[first_constant[i]:first_constant[ends[i]]]
+            ).evaluate(X) for i in range(len(prefix))]
+            for place in range(1, len(prefix)):
+                if not invertible(names, prefix, arity, place):
+                    continue
+                target = subtree_target(prefix, arity, names, values, place, y)
+                defined = np.isfinite(target)
+                if defined.mean() < 0.9:  # the formula cannot reach y on many rows
+                    continue
+                sqrt_w = np.where(defined, weights, 0.0)
+                for columns, coef in forward_selection(B, np.where(defined, target, 0.0),
+                                                       sqrt_w, n_terms):
+                    leaf = self._sum_prefix([monomials[j] for j in columns], coef)
+                    if leaf is None:
+                        continue
+                    tokens = prefix[:place] + leaf[0] + prefix[ends[place]:]
+                    if len(tokens) > self.max_length:
+                        continue
+                    expression = Expression.from_prefix(
+                        tokens, lib, constants[:first_constant[place]] + leaf[1]
+                        + constants[first_constant[ends[place]]:])
+                    with np.errstate(all="ignore"):
+                        residual = (expression.evaluate(X) - y) * weights
+                        loss = float(residual @ residual)
+                    if math.isfinite(loss) and (expression.key not in written
+                                                or loss < written[expression.key][0]):
+                        written[expression.key] = (loss, expression)
+        closest = sorted(written.values(), key=lambda pair: pair[0])[:INNER_PROPOSALS]
+        return [expression for _, expression in closest]
+
+    def _monomial_terms(self, X: np.ndarray) -> list[Term]:
+        """The monomials ∏ x_j^e_j of an inner leaf's basis (see the constants above),
+        finite on every row; built once for the rows ``X``."""
+        if self._monomials_of is None or not np.array_equal(self._monomials_of, X):
+            lib = self.library
+            var = [int(v) for v in lib.variable_ids]
+            terms = []
+            if "mul" in lib.names and "div" in lib.names:
+                mul, div = lib.index("mul"), lib.index("div")
+                for exponents in _exponent_vectors(len(var)):
+                    numerator = [v for v, e in zip(var, exponents) for _ in range(max(e, 0))]
+                    denominator = [v for v, e in zip(var, exponents) for _ in range(max(-e, 0))]
+                    with np.errstate(all="ignore"):
+                        values = np.prod([X[:, lib[v].feature] ** float(e)
+                                          for v, e in zip(var, exponents) if e], axis=0)
+                    if not np.all(np.isfinite(values)):
+                        continue
+                    if not numerator:
+                        terms.append(Term(_product(denominator, mul), [], values,
+                                          reciprocal=True))
+                    elif not denominator:
+                        terms.append(Term(_product(numerator, mul), [], values))
+                    else:
+                        terms.append(Term([div] + _product(numerator, mul)
+                                          + _product(denominator, mul), [], values))
+            self._monomials, self._monomials_of = terms, X
+        return self._monomials
+
+
+def _product(factors: list[int], mul: int) -> list[int]:
+    """The preorder tokens of x1·(x2·(…·xk))."""
+    return [token for f in factors[:-1] for token in (mul, f)] + factors[-1:]
+
+
+def _exponent_vectors(n_features: int) -> list[tuple[int, ...]]:
+    """The exponents of the monomials of an inner leaf's basis: by the number of features
+    in them, then by degree, at most MAX_MONOMIALS (made lazily: a wide table has
+    millions of degree 4)."""
+    return list(itertools.islice(_by_size(n_features), MAX_MONOMIALS))
+
+
+def _by_size(n_features: int) -> Iterator[tuple[int, ...]]:
+    nonzero = [e for e in range(-MAX_EXPONENT, MAX_EXPONENT + 1) if e]
+    for k in range(1, min(MAX_DEGREE, n_features) + 1):
+        for degree in range(k, MAX_DEGREE + 1):
+            for features in itertools.combinations(range(n_features), k):
+                for exponents in itertools.product(nonzero, repeat=k):
+                    if sum(map(abs, exponents)) == degree:
+                        vector = [0] * n_features
+                        for j, e in zip(features, exponents):
+                            vector[j] = e
+                        yield tuple(vector)
