@@ -209,10 +209,10 @@ class LinearCombinations:
                     coef: np.ndarray) -> tuple[list[int], list[float]] | None:
         """The preorder tokens and constants of ``c1·b1 + … + cm·bm + c0`` (``c/b`` for
         a reciprocal term); None where the library lacks add, mul or div, or a
-        coefficient is not finite."""
+        constant is not finite."""
         lib = self.library
         needed = {"add", "mul"} | ({"div"} if any(t.reciprocal for t in terms) else set())
-        if not needed <= set(lib.names) or not np.all(np.isfinite(coef)):
+        if not needed <= set(lib.names):
             return None
         add, c = lib.index("add"), lib.const_id
         prefix: list[int] = []
@@ -222,13 +222,14 @@ class LinearCombinations:
             constants += [float(k)] + list(term.constants)
         prefix.append(c)
         constants.append(float(coef[-1]))
+        if not np.all(np.isfinite(constants)):
+            return None
         return prefix, constants
 
     def _inner_sums(self, sources: list[Candidate], fitter, n_terms: int) -> list[Expression]:
         """The best ``sources`` with a linear leaf in place of one of their sub-trees: the
         ``INNER_PROPOSALS`` of them closest to y on the constant fit's rows."""
-        lib = self.library
-        if "add" not in lib.names or "mul" not in lib.names:
+        if "add" not in self.library.names or "mul" not in self.library.names:
             return []
         # evenly spread over the rows (a table sorted by x keeps its whole range)
         rows = np.unique(np.linspace(0, len(fitter.target) - 1, LEAF_ROWS).astype(int))
@@ -237,43 +238,48 @@ class LinearCombinations:
         if not monomials:
             return []
         B = np.column_stack([t.values for t in monomials])
-        names, arity = [t.name for t in lib.tokens], lib.arity_by_id
         written: dict[tuple, tuple[float, Expression]] = {}
         for cand in sources[:LEAF_SOURCES]:
-            prefix = cand.expression.prefix()
-            constants = list(cand.expression.prefix_constants())
-            first_constant = np.cumsum([0] + [t == lib.const_id for t in prefix])
-            ends = [subtree_end(prefix, i, arity) for i in range(len(prefix))]
-            values = [Expression.from_prefix(
-                prefix[i:ends[i]], lib, constants[first_constant[i]:first_constant[ends[i]]]
-            ).evaluate(X) for i in range(len(prefix))]
-            for place in range(1, len(prefix)):
-                if not invertible(names, prefix, arity, place):
-                    continue
-                target = subtree_target(prefix, arity, names, values, place, y)
-                defined = np.isfinite(target)
-                if defined.mean() < 0.9:  # the formula cannot reach y on many rows
-                    continue
-                sqrt_w = np.where(defined, weights, 0.0)
-                for columns, coef in forward_selection(B, np.where(defined, target, 0.0),
-                                                       sqrt_w, n_terms):
-                    leaf = self._sum_prefix([monomials[j] for j in columns], coef)
-                    if leaf is None:
-                        continue
-                    tokens = prefix[:place] + leaf[0] + prefix[ends[place]:]
-                    if len(tokens) > self.max_length:
-                        continue
-                    expression = Expression.from_prefix(
-                        tokens, lib, constants[:first_constant[place]] + leaf[1]
-                        + constants[first_constant[ends[place]]:])
-                    with np.errstate(all="ignore"):
-                        residual = (expression.evaluate(X) - y) * weights
-                        loss = float(residual @ residual)
-                    if math.isfinite(loss) and (expression.key not in written
-                                                or loss < written[expression.key][0]):
-                        written[expression.key] = (loss, expression)
+            for expression in self._with_leaves(cand.expression, X, y, weights, monomials, B,
+                                                n_terms):
+                with np.errstate(all="ignore"):
+                    residual = (expression.evaluate(X) - y) * weights
+                    loss = float(residual @ residual)
+                if math.isfinite(loss) and loss < written.get(expression.key, (math.inf,))[0]:
+                    written[expression.key] = (loss, expression)
         closest = sorted(written.values(), key=lambda pair: pair[0])[:INNER_PROPOSALS]
         return [expression for _, expression in closest]
+
+    def _with_leaves(self, source: Expression, X: np.ndarray, y: np.ndarray,
+                     weights: np.ndarray, monomials: list[Term], B: np.ndarray,
+                     n_terms: int) -> Iterator[Expression]:
+        """``source`` with a sum of ``monomials`` (the columns of ``B``) in place of each of
+        its invertible sub-trees in turn, the sum fitted to the values it must take there
+        (each step of the forward selection's path, up to ``n_terms`` terms)."""
+        lib, arity = self.library, self.library.arity_by_id
+        names = [t.name for t in lib.tokens]
+        prefix, constants = source.prefix(), list(source.prefix_constants())
+        first_constant = np.cumsum([0] + [t == lib.const_id for t in prefix])
+        ends = [subtree_end(prefix, i, arity) for i in range(len(prefix))]
+        values = [Expression.from_prefix(
+            prefix[i:ends[i]], lib, constants[first_constant[i]:first_constant[ends[i]]]
+        ).evaluate(X) for i in range(len(prefix))]
+        for place in range(1, len(prefix)):
+            if not invertible(names, prefix, arity, place):
+                continue
+            target = subtree_target(prefix, arity, names, values, place, y)
+            defined = np.isfinite(target)
+            if defined.mean() < 0.9:  # the formula cannot reach y on many rows
+                continue
+            for columns, coef in forward_selection(B, np.where(defined, target, 0.0),
+                                                   np.where(defined, weights, 0.0), n_terms):
+                leaf = self._sum_prefix([monomials[j] for j in columns], coef)
+                tokens = None if leaf is None else prefix[:place] + leaf[0] + prefix[ends[place]:]
+                if tokens is None or len(tokens) > self.max_length:
+                    continue
+                yield Expression.from_prefix(
+                    tokens, lib, constants[:first_constant[place]] + leaf[1]
+                    + constants[first_constant[ends[place]]:])
 
     def _monomial_terms(self, X: np.ndarray) -> list[Term]:
         """The monomials ∏ x_j^e_j of an inner leaf's basis (see the constants above),
