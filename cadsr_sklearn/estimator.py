@@ -158,11 +158,13 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ``c0 + c1·b1 + … + cm·bm`` of up to this many terms, chosen by greedy forward
         selection among the features, their products and ratios and the sub-trees of
         the epoch's best formulas, fitted by least squares, join the epoch's selection;
-        and so do the epoch's best formulas with such a sum, over monomials of the
-        features, in place of one of their sub-trees (uDSR's ``poly`` token: the sum
-        ``1 - v**2/c**2`` under the root of ``m0/sqrt(…)``). Each coefficient is a
-        fitted constant the criterion charges. 0 is off (the paper; see
-        :ref:`genetic-stage` for what they bought). Not in the paper.
+        and so do the epoch's best formulas with a leaf over monomials of the features
+        in place of one of their sub-trees (uDSR's ``poly`` token): a sum (``1 -
+        v**2/c**2`` under the root of ``m0/sqrt(…)``), a ratio of sums (``1/(1 -
+        v/c)``) or a unary operator of a sum (``sqrt(Bx**2 + By**2 + Bz**2)``), each
+        of up to this many terms. Each coefficient is a fitted constant the criterion
+        charges. 0 is off (the paper; see :ref:`genetic-stage` for what they bought).
+        Not in the paper.
     embedding_dim : int, default=10
         Token embedding width E (the paper's r).
     dct_dim : int, default=8

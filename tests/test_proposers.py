@@ -11,12 +11,13 @@ import torch
 
 from cadsr_sklearn import CADSRRegressor
 from cadsr_sklearn.expressions.expression import Expression
+from cadsr_sklearn.expressions.formula_parser import parse_formula
 from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.search.build import build_search
 from cadsr_sklearn.search.genetic import _Grammar, breadth_first, crossover, mutate, subtree_end
 from cadsr_sklearn.search.inversion import INVERSES, invertible, subtree_target
 from cadsr_sklearn.search.linear import (INNER_PROPOSALS, MAX_MONOMIALS, LinearCombinations,
-                                         _exponent_vectors, forward_selection)
+                                         Selection, _exponent_vectors, forward_selection)
 from cadsr_sklearn.search.proposers import GENETIC, LINEAR, POLICY, Proposal
 from cadsr_sklearn.units.quantities import data_units
 from cadsr_sklearn.units.rule import UnitsRule
@@ -180,6 +181,19 @@ def test_forward_selection_finds_the_sparse_sum():
     assert len(path) == 3  # a step per term, up to n_terms
 
 
+def test_a_selection_leaves_out_undefined_rows_and_numbers_extra_columns_after():
+    rng = np.random.default_rng(0)
+    B, extra = rng.normal(size=(300, 12)), rng.normal(size=(300, 2))
+    y = 2.0 * B[:, 3] - 0.5 * extra[:, 1] + 1.25
+    defined = rng.random(300) > 0.1
+    y[~defined] = 1e6  # rows no value reaches
+    selection = Selection(B, np.ones(300))
+    columns, coef = selection.path(y, 2, defined, extra)[1]
+    assert sorted(columns) == [3, 13]
+    assert np.allclose(coef[np.argsort(columns)], [2.0, -0.5]) and np.isclose(coef[-1], 1.25)
+    assert all(max(columns) < 12 for columns, _ in selection.path(y, 2, defined))
+
+
 def test_linear_leaves_write_a_sum_in_one_epoch():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, (300, 4))
@@ -230,6 +244,9 @@ def test_a_warm_started_genetic_search_continues_as_one_longer_fit():
     model = CADSRRegressor(n_epochs=3, warm_start=True, **params).fit(X, y)
     model.set_params(n_epochs=2).fit(X, y)
     assert [h["best_reward"] for h in model.history_] == [h["best_reward"] for h in whole.history_]
+    # the linear leaves remember which formulas they rewrote: none is rewritten again
+    assert ([h["proposed_linear"] for h in model.history_]
+            == [h["proposed_linear"] for h in whole.history_])
     assert model.best_expression_.key == whole.best_expression_.key
     assert model.found_by_ == whole.found_by_
 
@@ -358,6 +375,21 @@ def test_the_monomial_basis_keeps_few_features_first_and_stays_bounded():
     assert len(_exponent_vectors(60)) == MAX_MONOMIALS  # made lazily: no millions first
 
 
+def _proposed_from(search, formula: Expression) -> list:
+    """The linear proposer's candidates in an epoch whose batch held ``formula`` alone."""
+    linear = next(p for p in search.proposers if p.origin == LINEAR)
+    assert isinstance(linear, LinearCombinations)
+    return linear.propose(search, [Proposal(POLICY, search.scorer.score_given([formula]))]
+                          ).candidates
+
+
+def _writes_exactly(candidates: list, X: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the closest of ``candidates`` is y to round-off."""
+    best = min(candidates, key=lambda c: c.loss)
+    return bool(best.loss < 1e-20 * np.var(y)
+                and np.allclose(best.expression.evaluate(X), y, rtol=1e-9))
+
+
 def test_a_linear_leaf_inside_a_formula_writes_the_sum_under_a_root():
     """The relativistic mass from a formula that has the root but not the sum in it: the
     leaf takes the place of the constant, and its values there are 1 - v**2/c**2."""
@@ -367,10 +399,50 @@ def test_a_linear_leaf_inside_a_formula_writes_the_sum_under_a_root():
     search = _search(X, y, linear_terms=2, genetic_generations=0)
     near = Expression.from_names(["div", "x0", "sqrt", "c"], search.library, [0.9],
                                  order="prefix")
-    proposal = Proposal(POLICY, search.scorer.score_given([near]))
-    linear = next(p for p in search.proposers if p.origin == LINEAR)
-    proposed = linear.propose(search, [proposal])
-    best = min(proposed.candidates, key=lambda c: c.loss)
-    assert best.loss < 1e-20 * np.var(y)
-    assert np.allclose(best.expression.evaluate(X), y, rtol=1e-9)
-    assert isinstance(linear, LinearCombinations)
+    assert _writes_exactly(_proposed_from(search, near), X, y)
+
+
+def test_a_ratio_of_sums_takes_the_place_of_a_subtree():
+    """Coulomb's law of a moving charge, q/(4*pi*epsilon*r*(1 - v/c)), from a formula
+    that holds q/(epsilon*r) times a constant: the values there are 1/(4*pi*(1 - v/c)),
+    which no sum of monomials is, and a ratio of two is."""
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.uniform(1, 5, 400) for _ in range(3)]
+                        + [rng.uniform(1, 2, 400), rng.uniform(3, 10, 400)])
+    q, eps, r, v, c = X.T
+    y = q / (4 * np.pi * eps * r * (1 - v / c))
+    search = _search(X, y, linear_terms=2, genetic_generations=0)
+    near = Expression.from_names(["div", "mul", "c", "x0", "mul", "x1", "x2"],
+                                 search.library, [0.1], order="prefix")
+    assert _writes_exactly(_proposed_from(search, near), X, y)
+
+
+def test_a_sum_under_a_unary_operator_takes_the_place_of_a_subtree():
+    """The magnitude of a moment in a field, mom*sqrt(Bx**2 + By**2 + Bz**2), from
+    mom*Bx: the values of Bx's place are the root of a sum, which no sum and no ratio
+    of sums of monomials is; the sum is fitted to their square under ``sqrt``."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(1, 5, (400, 4))
+    y = X[:, 0] * np.sqrt(X[:, 1] ** 2 + X[:, 2] ** 2 + X[:, 3] ** 2)
+    search = _search(X, y, linear_terms=3, genetic_generations=0)
+    near = Expression.from_names(["mul", "x0", "x1"], search.library, order="prefix")
+    assert _writes_exactly(_proposed_from(search, near), X, y)
+
+
+def test_a_ratio_of_sums_is_found_through_noise():
+    """With 10 % noise the linearised fit on the noisy values picks a denominator that
+    cancels them (Q near zero on every row); on the sum's smooth values it picks 1 - v/c,
+    and the law scores as well as the law itself does."""
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.uniform(1, 5, 2000) for _ in range(3)]
+                        + [rng.uniform(1, 2, 2000), rng.uniform(3, 10, 2000)])
+    q, eps, r, v, c = X.T
+    law = q / (4 * np.pi * eps * r * (1 - v / c))
+    y = law + rng.normal(0, 0.1 * np.std(law), 2000)
+    search = _search(X, y, linear_terms=3, genetic_generations=0, use_one=False)
+    names = [f"x{i}" for i in range(5)]
+    near = parse_formula("x0*(0.088 + 0.29*x3**2/x4**2)/(x1*x2)", names, search.library)
+    written = parse_formula("x0/(12.566*x1*x2*(1 - x3/x4))", names, search.library)
+    best = max(_proposed_from(search, near), key=lambda c: c.criterion)
+    assert best.criterion >= search.scorer.score_given([written])[0].criterion - 1e-6
+    assert best.complexity <= 15

@@ -174,7 +174,8 @@ def _factors_into_roots(expr: sympy.Expr) -> sympy.Expr:
     written, and ``c**3*m/sqrt(c**2 - v**2)`` is no identity over the complex numbers
     SRBench's judge assumes. Only the whole power of one feature moves, so that nothing
     outside the root grows, and only where it clears the feature from the root's
-    denominators."""
+    denominators, or where it gives a sum with no number in it its one at no greater
+    size: ``c*m/sqrt(c**2 - v**2)`` is ``m/sqrt(1 - v**2/c**2)``."""
     def is_sum_root(e: sympy.Expr) -> bool:
         return e.is_Pow and e.base.is_Add and e.exp in (sympy.S.Half, -sympy.S.Half)
 
@@ -188,14 +189,27 @@ def _factors_into_roots(expr: sympy.Expr) -> sympy.Expr:
                     continue
                 # s**k * A**(±1/2) = (A * s**(±2k))**(±1/2) for s > 0
                 inside = sympy.expand(root.base * feature ** (2 * power / (2 * root.exp)))
-                if _holds_reciprocal(inside, feature):  # only a move that clears a denominator
-                    continue
+                # a move that gives the sum its 1 (c/sqrt(c**2 - v**2) is 1/sqrt(1 - v**2/c**2))
+                normalises = not _has_number(root.base) and _has_number(inside)
+                if _holds_reciprocal(inside, feature) and not normalises:
+                    continue  # otherwise, only a move that clears a denominator
                 trial = product / (factor * root) * inside ** root.exp
-                if sympy_complexity(trial) < size:
+                if sympy_complexity(trial) < size + normalises:
                     best, size = trial, sympy_complexity(trial)
         return best
 
     return expr.replace(lambda e: e.is_Mul and any(map(is_sum_root, e.args)), absorbed)
+
+
+def _ones(expr: sympy.Expr) -> int:
+    """The square roots of sums with a number term in ``expr`` (``sqrt(1 - v**2/c**2)``)."""
+    return sum(1 for p in expr.atoms(sympy.Pow)
+               if p.exp in (sympy.S.Half, -sympy.S.Half) and _has_number(p.base))
+
+
+def _has_number(total: sympy.Expr) -> bool:
+    """Whether the sum ``total`` has a term that is a number."""
+    return total.is_Add and any(term.is_Number for term in total.args)
 
 
 def _holds_reciprocal(expr: sympy.Expr, symbol: sympy.Symbol) -> bool:
@@ -296,8 +310,10 @@ def simplest_equivalent(
     if any(p.exp in (sympy.S.Half, -sympy.S.Half) for p in best.atoms(sympy.Pow)):
         moved = _factors_into_roots(sympy.factor_terms(snap(best.xreplace(to_real))))
         plain = moved.xreplace(to_plain)
-        if sympy_complexity(plain) < best_size and matches(moved):
-            best, best_size = plain, sympy_complexity(plain)
+        size = sympy_complexity(plain)
+        normalised = size == best_size and _ones(plain) > _ones(best)
+        if (size < best_size or normalised) and matches(moved):
+            best, best_size = plain, size
     # Plain symbols again: SymPy splits the root of a product of positive symbols,
     # sqrt(L)/sqrt(g), which is joined again as laws are written, sqrt(L/g) (a split
     # root is also no identity over the complex numbers SRBench's judge assumes)

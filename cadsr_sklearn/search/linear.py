@@ -23,10 +23,22 @@ quotients and exponentials (``m0/sqrt(1 - v**2/c**2)``, ``Ef*q/(m*(omega_0**2 -
 omega**2))``). So the leaf also takes the place of each sub-tree (leaves included) of the
 epoch's ``LEAF_SOURCES`` best formulas, as uDSR's ``poly`` token does: the path from the
 root down to the place is inverted (:mod:`cadsr_sklearn.search.inversion`), which gives
-the values the sum must take there, and forward selection fits them over the monomials
-of the features (each exponent within ±2, degree at most 4: ``v**2/c**2``,
-``u*v/c**2``). Of all these rewritten formulas, the ``INNER_PROPOSALS`` closest to y
-(before their constants are polished) are scored.
+the values the leaf must take there (its target t). Three kinds of leaf are fitted to
+t, each over the monomials of the features (each exponent within ±2, degree at most 4:
+``v**2/c**2``, ``u*v/c**2``):
+
+- a sum, by forward selection on t: ``1 - v**2/c**2`` under the root of ``m0/sqrt(…)``;
+- a ratio of sums P/Q, by forward selection on the linearised t·Q = P (Q's constant
+  fixed to one, so t = P − t·(Q − 1): the columns are the monomials and t times them):
+  ``1/(4*pi*(1 - v/c))`` beside ``q/(epsilon*r)``;
+- u of a sum for each unary operator u of the library with an inverse, fitted to
+  u⁻¹(t): ``sqrt(Bx**2 + By**2 + Bz**2)`` beside ``mom``.
+
+Each selection is run over the monomials of one feature, then over all: greedy selection
+takes ``x*y*z`` first for ``x**2 + y**2 + z**2`` and never recovers, and the small basis
+keeps such sums within reach. Of all these rewritten formulas, the ``INNER_PROPOSALS``
+with the best BIC (before their constants are polished) are scored: on noisy data a
+sum that is one term longer is always a little closer to y.
 """
 
 from __future__ import annotations
@@ -41,30 +53,34 @@ import numpy as np
 
 from ..expressions.expression import Expression
 from ..expressions.library import Library
+from ..scoring.rewards import Reward
 from ..scoring.scorer import Candidate
 from ..settings import TrainingSettings
 from .genetic import subtree_end
-from .inversion import invertible, subtree_target
+from .inversion import INVERSES, invertible, subtree_target
 from .proposers import LINEAR, Proposal
 
 if TYPE_CHECKING:  # the loop's record of a search; it imports the proposers
     from .training import SearchParts
 
-__all__ = ["LinearCombinations", "Term", "forward_selection"]
+__all__ = ["LinearCombinations", "Selection", "Term", "forward_selection"]
 
 #: The best formulas of the epoch whose sub-trees join the basis.
 SUBTREE_SOURCES = 10
 #: The best formulas of the epoch in which a linear leaf takes the place of a sub-tree.
 LEAF_SOURCES = 5
-#: The formulas with a leaf inside scored each epoch: those closest to y before their
-#: constants are polished (of up to LEAF_SOURCES × places × linear_terms written).
+#: The formulas with a leaf inside scored each epoch: those with the best BIC before
+#: their constants are polished, of all the leaves written in all the places.
 INNER_PROPOSALS = 20
 #: The monomials of an inner leaf's basis: each exponent within ±MAX_EXPONENT, the sum
 #: of their sizes at most MAX_DEGREE, the fewest features first, at most MAX_MONOMIALS.
 MAX_EXPONENT, MAX_DEGREE, MAX_MONOMIALS = 2, 4, 1000
-#: The rows of the constant fit that an inner leaf's sum is first fitted on (its
-#: constants are then polished on all of them).
+#: The rows of the constant fit that an inner leaf is first fitted on (its constants
+#: are then polished on all of them).
 LEAF_ROWS = 500
+#: Unary operators a leaf does not sit under: a sum absorbs ``neg``, a ratio of sums
+#: ``inv``, and ``abs`` of a sum is rarely a law.
+_NOT_WRAPPERS = frozenset({"neg", "inv", "abs"})
 
 
 @dataclass(frozen=True)
@@ -84,33 +100,83 @@ def forward_selection(B: np.ndarray, y: np.ndarray, sqrt_w: np.ndarray,
     Returns, for each step 1 … ``n_terms``, the chosen columns and the weighted
     least-squares coefficients (intercept last).
     """
-    ones = np.ones((B.shape[0], 1))
-    chosen: list[int] = []
-    path = []
-    with np.errstate(all="ignore"):  # a column of 1e200s overflows its norm: it is not used
-        Bw, yw = B * sqrt_w[:, None], y * sqrt_w
+    return Selection(B, sqrt_w).path(y, n_terms)
+
+
+class Selection:
+    """:func:`forward_selection` over fixed columns ``B`` (n, p) and weights, for many
+    targets: the columns' weighted, centred values and norms are computed once."""
+
+    def __init__(self, B: np.ndarray, sqrt_w: np.ndarray) -> None:
+        self.B, self.sqrt_w = B, sqrt_w
+        self.centred, self.inverse_norms = _centred(B * sqrt_w[:, None])
+
+    def path(self, y: np.ndarray, n_terms: int, defined: np.ndarray | None = None,
+             extra: np.ndarray | None = None) -> list[tuple[list[int], np.ndarray]]:
+        """The steps for the target ``y`` (rows not ``defined`` left out; the columns'
+        centring is not redone without them, so they choose a column a little less
+        sharply, and the coefficients are exact), among the columns of ``B`` and then
+        those of ``extra`` (n, q), numbered p, p + 1, … after them; with ``extra``,
+        the first step takes one of its columns."""
+        sqrt_w = self.sqrt_w if defined is None else np.where(defined, self.sqrt_w, 0.0)
+        blocks = [(self.centred, self.inverse_norms)]
+        if extra is not None:
+            blocks.append(_centred(extra * self.sqrt_w[:, None]))
+        p = self.B.shape[1]
+        with np.errstate(all="ignore"):
+            kept = sqrt_w > 0
+            yw = np.where(kept, y, 0.0) * sqrt_w
+            ones = np.ones((len(y), 1))
+            residual = yw - kept * (yw.sum() / max(1, int(kept.sum())))
+            chosen: list[int] = []
+            path = []
+            for _ in range(n_terms):
+                score = np.concatenate([np.abs(c.T @ residual) * s for c, s in blocks])
+                score[chosen] = 0.0
+                if extra is not None and not chosen:
+                    score[:p] = 0.0
+                best = int(np.argmax(score))
+                if not score[best] > 0:  # no usable column left, or none correlates
+                    break
+                chosen.append(best)
+                columns = [self.B[:, j] if j < p else extra[:, j - p] for j in chosen]
+                design = np.column_stack(columns + [ones]) * sqrt_w[:, None]
+                try:
+                    coef, *_ = np.linalg.lstsq(design, yw, rcond=None)
+                except np.linalg.LinAlgError:  # SVD did not converge: the path ends here
+                    break
+                if not np.all(np.isfinite(coef)):
+                    break
+                residual = yw - design @ coef
+                path.append((list(chosen), coef))
+        return path
+
+
+def _centred(Bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``Bw`` less their means, and the inverses of their norms: 0 for a
+    column that is constant, or not finite (a column of 1e200s overflows its norm),
+    whose centred values are then 0 too."""
+    with np.errstate(all="ignore"):
         centred = Bw - Bw.mean(0)
         norms = np.linalg.norm(centred, axis=0)
         finite = np.isfinite(norms)
         usable = finite & (norms > 1e-12 * max(1.0, float(norms[finite].max(initial=0.0))))
-        residual = yw - yw.mean()
-        for _ in range(min(n_terms, int(usable.sum()))):
-            score = np.where(usable, np.abs(centred.T @ residual) / norms, -np.inf)
-            score[chosen] = -np.inf
-            best = int(np.argmax(score))
-            if not np.isfinite(score[best]) or score[best] <= 0:
-                break
-            chosen.append(best)
-            design = np.hstack([B[:, chosen], ones]) * sqrt_w[:, None]
-            try:
-                coef, *_ = np.linalg.lstsq(design, yw, rcond=None)
-            except np.linalg.LinAlgError:  # SVD did not converge: the path ends here
-                break
-            if not np.all(np.isfinite(coef)):
-                break
-            residual = yw - design @ coef
-            path.append((list(chosen), coef))
-    return path
+        if not usable.all():
+            centred[:, ~usable] = 0.0
+        return centred, np.where(usable, 1.0 / np.where(usable, norms, 1.0), 0.0)
+
+
+@dataclass(frozen=True)
+class _Place:
+    """A sub-tree of a formula: its span in the formula's preorder, its tokens and
+    constants, and the span of those in the formula's constants."""
+
+    start: int
+    end: int
+    prefix: list[int]
+    constants: list[float]
+    first_constant: int
+    end_constant: int
 
 
 class LinearCombinations:
@@ -124,6 +190,7 @@ class LinearCombinations:
         self._features_of: np.ndarray | None = None  # the rows they were computed on
         self._monomials: list[Term] | None = None  # an inner leaf's basis
         self._monomials_of: np.ndarray | None = None
+        self._one_feature = 0  # how many of them hold one feature (they come first)
 
     def __getstate__(self) -> dict:
         # the bases are functions of the rows: computed again, not kept in a checkpoint
@@ -145,7 +212,8 @@ class LinearCombinations:
             expression = self._sum([terms[j] for j in columns], coef)
             if expression is not None:
                 expressions.append(expression)
-        expressions += self._inner_sums(sources, fitter, search.config.linear_terms)
+        expressions += self._inner_sums(sources, fitter, search.scorer.reward,
+                                        search.config.linear_terms)
         constraints, units = search.sampler.constraints, search.sampler.constraints.units
         admitted = constraints.admits([e.tokens for e in expressions]) if expressions else []
         expressions = [e for e, ok in zip(expressions, admitted)
@@ -178,24 +246,31 @@ class LinearCombinations:
     def _subtrees(self, sources: list[Candidate], X: np.ndarray) -> list[Term]:
         """The operator sub-trees (whole formulas included) of the best ``sources``, each
         with its fitted constants, finite on every row, each once."""
-        lib, arity, cid = self.library, self.library.arity_by_id, self.library.const_id
+        lib, arity = self.library, self.library.arity_by_id
         seen, terms = set(), []
         for cand in sources[:SUBTREE_SOURCES]:
-            prefix = cand.expression.prefix()
-            constants = list(cand.expression.prefix_constants())
-            first_constant = np.cumsum([0] + [t == cid for t in prefix])
-            for i, token in enumerate(prefix):
-                end = subtree_end(prefix, i, arity)
-                key = tuple(prefix[i:end])
-                if not arity[token] or key in seen:
+            for sub in self._subtrees_of(cand.expression):
+                key = tuple(sub.prefix)
+                if not arity[sub.prefix[0]] or key in seen:
                     continue
                 seen.add(key)
-                held = constants[first_constant[i]:first_constant[end]]
-                sub = Expression.from_prefix(prefix[i:end], lib, held)
-                values = sub.evaluate(X)
+                values = Expression.from_prefix(sub.prefix, lib, sub.constants).evaluate(X)
                 if np.all(np.isfinite(values)):
-                    terms.append(Term(prefix[i:end], held, values))
+                    terms.append(Term(sub.prefix, sub.constants, values))
         return terms
+
+    def _subtrees_of(self, expression: Expression) -> list[_Place]:
+        """Each sub-tree of ``expression`` (the whole first), in preorder, with its
+        constants."""
+        prefix, constants = expression.prefix(), list(expression.prefix_constants())
+        first_constant = np.cumsum([0] + [t == self.library.const_id for t in prefix])
+        places = []
+        for i in range(len(prefix)):
+            end = subtree_end(prefix, i, self.library.arity_by_id)
+            places.append(_Place(i, end, prefix[i:end],
+                                 constants[first_constant[i]:first_constant[end]],
+                                 int(first_constant[i]), int(first_constant[end])))
+        return places
 
     def _sum(self, terms: list[Term], coef: np.ndarray) -> Expression | None:
         """``c1·b1 + … + cm·bm + c0`` as a tree of the library, its constants at ``coef``;
@@ -210,81 +285,177 @@ class LinearCombinations:
         """The preorder tokens and constants of ``c1·b1 + … + cm·bm + c0`` (``c/b`` for
         a reciprocal term); None where the library lacks add, mul or div, or a
         constant is not finite."""
+        return self._written_sum(list(zip(terms, coef[:-1])) + [(None, coef[-1])])
+
+    def _written_sum(self, parts: list[tuple[Term | None, float | None]]
+                     ) -> tuple[list[int], list[float]] | None:
+        """The preorder tokens and constants of a sum of ``parts``: ``(b, k)`` is k·b
+        (k/b for a reciprocal term), ``(b, None)`` is b itself, ``(None, k)`` the
+        constant k; None where the library lacks an operator the sum needs, a bare
+        term is a reciprocal (1/b needs a one), or a constant is not finite."""
         lib = self.library
-        needed = {"add", "mul"} | ({"div"} if any(t.reciprocal for t in terms) else set())
-        if not needed <= set(lib.names):
+        needed = {"mul"} | ({"add"} if len(parts) > 1 else set()) | (
+            {"div"} if any(t is not None and t.reciprocal for t, _ in parts) else set())
+        if not needed <= set(lib.names) or any(
+                t is not None and t.reciprocal and k is None for t, k in parts):
             return None
-        add, c = lib.index("add"), lib.const_id
+        c = lib.const_id
         prefix: list[int] = []
         constants: list[float] = []
-        for term, k in zip(terms, coef[:-1]):
-            prefix += [add, lib.index("div" if term.reciprocal else "mul"), c] + term.prefix
-            constants += [float(k)] + list(term.constants)
-        prefix.append(c)
-        constants.append(float(coef[-1]))
+        for i, (term, k) in enumerate(parts):
+            if i < len(parts) - 1:
+                prefix.append(lib.index("add"))
+            if term is None:
+                prefix.append(c)
+            elif k is None:
+                prefix += term.prefix
+                constants += list(term.constants)
+                continue
+            else:
+                prefix += [lib.index("div" if term.reciprocal else "mul"), c] + term.prefix
+            constants += [float(k)] + ([] if term is None else list(term.constants))
         if not np.all(np.isfinite(constants)):
             return None
         return prefix, constants
 
-    def _inner_sums(self, sources: list[Candidate], fitter, n_terms: int) -> list[Expression]:
-        """The best ``sources`` with a linear leaf in place of one of their sub-trees: the
-        ``INNER_PROPOSALS`` of them closest to y on the constant fit's rows."""
+    def _rational(self, numerator: list[tuple[Term, float]], p0: float,
+                  denominator: list[tuple[Term, float]]) -> tuple[list[int], list[float]] | None:
+        """The preorder tokens and constants of P / Q, P = p0 + Σ p_i·b_i and
+        Q = 1 + Σ q_j·b_j, with the first numerator term's coefficient (else the first
+        denominator term's) divided out of both: that term is written bare and Q's one
+        becomes a constant, so that every constant written is identifiable and no one
+        token is needed."""
+        if "div" not in self.library.names:
+            return None
+        plain = [pair for pair in numerator + denominator if not pair[0].reciprocal]
+        if not plain or plain[0][1] == 0:
+            return None
+        pivot_term, pivot = plain[0]
+        P = [(t, None if t is pivot_term else k / pivot) for t, k in numerator]
+        Q = [(t, None if t is pivot_term else k / pivot) for t, k in denominator]
+        written = [self._written_sum(P + [(None, p0 / pivot)]),
+                   self._written_sum(Q + [(None, 1.0 / pivot)])]
+        if written[0] is None or written[1] is None:
+            return None
+        return ([self.library.index("div")] + written[0][0] + written[1][0],
+                written[0][1] + written[1][1])
+
+    def _leaves(self, target: np.ndarray, monomials: list[Term], selections: list[Selection],
+                n_terms: int, parent: str | None) -> Iterator[tuple[list[int], list[float]] | None]:
+        """The leaves fitted to ``target`` (NaN on a row no value reaches), as the
+        preorder tokens and constants of each (None: one the library cannot write):
+
+        - each step of the forward selection's path over the monomials, a sum;
+        - each step of its path over the monomials and ``target`` times them, from a
+          first step that puts one in the denominator, a ratio of sums (the linearised
+          fit of t = P / Q, Q's constant fixed to one: t = P − t·(Q − 1));
+        - for each unary operator u of the library with an inverse (``sqrt``, ``exp``…;
+          not the ``parent`` of the place, not ``neg``, ``inv`` or ``abs``, which the
+          two above cover), u of a sum fitted to u⁻¹(t): ``sqrt(x**2 + y**2)``.
+
+        Each path is taken once for each of ``selections``: over the monomials of one
+        feature, then over all (greedy selection takes ``x*y*z`` first for
+        ``x**2 + y**2 + z**2`` and never recovers). None of them where the target is
+        undefined on more than a tenth of the rows.
+        """
+        for name, values in [(None, target)] + [
+                (u, self._inverse(u, target)) for u in self._wrappers if u != parent]:
+            defined = np.isfinite(values)
+            if defined.mean() < 0.9:  # the formula cannot reach y on many rows
+                continue
+            t = np.where(defined, values, 0.0)
+            wrap = [] if name is None else [self.library.index(name)]
+            for selection in selections:
+                path = selection.path(t, n_terms, defined)
+                for columns, coef in path:
+                    leaf = self._sum_prefix([monomials[j] for j in columns], coef)
+                    yield None if leaf is None else (wrap + leaf[0], leaf[1])
+                if name is not None or not path:
+                    continue
+                width = selection.B.shape[1]
+                with np.errstate(all="ignore"):
+                    times_target = -_smooth(selection.B, path[-1])[:, None] * selection.B
+                for columns, coef in selection.path(t, n_terms, defined, times_target):
+                    yield self._rational(
+                        [(monomials[j], k) for j, k in zip(columns, coef) if j < width],
+                        float(coef[-1]),
+                        [(monomials[j - width], k) for j, k in zip(columns, coef)
+                         if j >= width])
+
+    @property
+    def _wrappers(self) -> list[str]:
+        """The library's unary operators a leaf may sit under (see :meth:`_leaves`)."""
+        return [t.name for t in self.library.tokens
+                if t.arity == 1 and t.name in INVERSES and t.name not in _NOT_WRAPPERS]
+
+    @staticmethod
+    def _inverse(name: str, target: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            values = INVERSES[name](target, None, 0)
+        return np.where(np.isfinite(values), values, np.nan)
+
+    def _inner_sums(self, sources: list[Candidate], fitter, reward: Reward,
+                    n_terms: int) -> list[Expression]:
+        """The ``LEAF_SOURCES`` best ``sources`` with a leaf in place of one of their
+        sub-trees: the ``INNER_PROPOSALS`` of them with the best BIC on ``LEAF_ROWS`` of
+        the constant fit's rows (:func:`_leaf_bic`)."""
         if "add" not in self.library.names or "mul" not in self.library.names:
             return []
         # evenly spread over the rows (a table sorted by x keeps its whole range)
         rows = np.unique(np.linspace(0, len(fitter.target) - 1, LEAF_ROWS).astype(int))
         X, y, weights = fitter.X[rows], fitter.target[rows], fitter.sqrt_w[rows]
+        n_rows = float(weights @ weights)
         monomials = self._monomial_terms(X)
         if not monomials:
             return []
         B = np.column_stack([t.values for t in monomials])
+        selections = [Selection(B[:, :width], weights)
+                      for width in sorted({self._one_feature, len(monomials)})]
         written: dict[tuple, tuple[float, Expression]] = {}
         for cand in sources[:LEAF_SOURCES]:
-            for expression in self._with_leaves(cand.expression, X, y, weights, monomials, B,
+            for expression in self._with_leaves(cand.expression, X, y, monomials, selections,
                                                 n_terms):
                 with np.errstate(all="ignore"):
                     residual = (expression.evaluate(X) - y) * weights
-                    loss = float(residual @ residual)
-                if math.isfinite(loss) and loss < written.get(expression.key, (math.inf,))[0]:
-                    written[expression.key] = (loss, expression)
+                    loss = float(residual @ residual) / n_rows
+                if not math.isfinite(loss):
+                    continue
+                bic = _leaf_bic(loss, expression.complexity, reward)
+                if bic < written.get(expression.key, (math.inf,))[0]:
+                    written[expression.key] = (bic, expression)
         closest = sorted(written.values(), key=lambda pair: pair[0])[:INNER_PROPOSALS]
         return [expression for _, expression in closest]
 
     def _with_leaves(self, source: Expression, X: np.ndarray, y: np.ndarray,
-                     weights: np.ndarray, monomials: list[Term], B: np.ndarray,
+                     monomials: list[Term], selections: list[Selection],
                      n_terms: int) -> Iterator[Expression]:
-        """``source`` with a sum of ``monomials`` (the columns of ``B``) in place of each of
-        its invertible sub-trees in turn, the sum fitted to the values it must take there
-        (each step of the forward selection's path, up to ``n_terms`` terms)."""
+        """``source`` with a leaf of ``monomials`` (:meth:`_leaves`) in place of each of its
+        invertible sub-trees in turn, fitted to the values it must take there."""
         lib, arity = self.library, self.library.arity_by_id
         names = [t.name for t in lib.tokens]
         prefix, constants = source.prefix(), list(source.prefix_constants())
-        first_constant = np.cumsum([0] + [t == lib.const_id for t in prefix])
-        ends = [subtree_end(prefix, i, arity) for i in range(len(prefix))]
-        values = [Expression.from_prefix(
-            prefix[i:ends[i]], lib, constants[first_constant[i]:first_constant[ends[i]]]
-        ).evaluate(X) for i in range(len(prefix))]
-        for place in range(1, len(prefix)):
-            if not invertible(names, prefix, arity, place):
+        places = self._subtrees_of(source)
+        values = [Expression.from_prefix(p.prefix, lib, p.constants).evaluate(X) for p in places]
+        for place in places[1:]:
+            if not invertible(names, prefix, arity, place.start):
                 continue
-            target = subtree_target(prefix, arity, names, values, place, y)
-            defined = np.isfinite(target)
-            if defined.mean() < 0.9:  # the formula cannot reach y on many rows
-                continue
-            for columns, coef in forward_selection(B, np.where(defined, target, 0.0),
-                                                   np.where(defined, weights, 0.0), n_terms):
-                leaf = self._sum_prefix([monomials[j] for j in columns], coef)
-                tokens = None if leaf is None else prefix[:place] + leaf[0] + prefix[ends[place]:]
-                if tokens is None or len(tokens) > self.max_length:
+            target = subtree_target(prefix, arity, names, values, place.start, y)
+            parent = names[prefix[_parent(prefix, arity, place.start)]]
+            for leaf in self._leaves(target, monomials, selections, n_terms, parent):
+                if leaf is None:
                     continue
-                yield Expression.from_prefix(
-                    tokens, lib, constants[:first_constant[place]] + leaf[1]
-                    + constants[first_constant[ends[place]]:])
+                tokens = prefix[:place.start] + leaf[0] + prefix[place.end:]
+                if len(tokens) <= self.max_length:
+                    yield Expression.from_prefix(
+                        tokens, lib, constants[:place.first_constant] + leaf[1]
+                        + constants[place.end_constant:])
 
     def _monomial_terms(self, X: np.ndarray) -> list[Term]:
         """The monomials ∏ x_j^e_j of an inner leaf's basis (see the constants above),
         finite on every row; built once for the rows ``X``."""
         if self._monomials_of is None or not np.array_equal(self._monomials_of, X):
+            self._monomials = None
+        if self._monomials is None:
             lib = self.library
             var = [int(v) for v in lib.variable_ids]
             terms = []
@@ -307,7 +478,39 @@ class LinearCombinations:
                         terms.append(Term([div] + _product(numerator, mul)
                                           + _product(denominator, mul), [], values))
             self._monomials, self._monomials_of = terms, X
+            variables = set(var)  # the monomials of one feature come first
+            self._one_feature = next((i for i, t in enumerate(terms)
+                                      if len(variables & set(t.prefix)) > 1), len(terms))
         return self._monomials
+
+
+def _smooth(B: np.ndarray, step: tuple[list[int], np.ndarray]) -> np.ndarray:
+    """The values of a step of a forward selection's path over the columns of ``B``: the
+    target without its noise, for the denominator's columns of a ratio of sums. With the
+    noisy target there, t·m for a monomial m that barely varies is nearly t itself, and
+    the fit t ≈ p0 + a·t·m drives Q = 1 − a·m to zero on every row."""
+    columns, coef = step
+    return B[:, columns] @ coef[:-1] + coef[-1]
+
+
+def _leaf_bic(mean_square: float, complexity: int, reward: Reward) -> float:
+    """The BIC that ranks the formulas with an inner leaf before their constants are
+    polished: their mean square on the leaf's rows (no lower than the round-off floor),
+    and their complexity k, as the criterion weighs them on all S observations.
+
+    Ranked by the mean square alone, each step of a forward selection beats the one
+    before on noisy data, and sums with a term that fits only the noise crowd out
+    the law."""
+    S = reward.n_samples
+    return S * math.log(max(mean_square, reward.floor)) + complexity * math.log(S)
+
+
+def _parent(prefix: list[int], arity, place: int) -> int:
+    """The preorder position of the operator whose child is at ``place`` (> 0)."""
+    node = place - 1
+    while subtree_end(prefix, node, arity) <= place:
+        node -= 1
+    return node
 
 
 def _product(factors: list[int], mul: int) -> list[int]:
