@@ -429,6 +429,17 @@ def test_a_sum_under_a_unary_operator_takes_the_place_of_a_subtree():
     assert _writes_exactly(_proposed_from(search, near), X, y)
 
 
+def test_a_ratio_of_sums_is_written_as_fitted_with_a_monomial_on_both_sides():
+    """(2 + 3x) / (1 + 0.5x): x is in P and in Q; only the pivot's coefficient is divided out."""
+    X = np.linspace(1, 3, 50)[:, None]
+    search = _search(X, X[:, 0], linear_terms=2, genetic_generations=0)
+    linear = next(p for p in search.proposers if p.origin == LINEAR)
+    x = next(t for t in linear._monomial_terms(X) if len(t.prefix) == 1 and not t.reciprocal)
+    tokens, constants = linear._rational([(x, 3.0)], 2.0, [(x, 0.5)])
+    written = Expression.from_prefix(tokens, search.library, constants)
+    np.testing.assert_allclose(written.evaluate(X), (2 + 3 * X[:, 0]) / (1 + 0.5 * X[:, 0]))
+
+
 def test_a_ratio_of_sums_is_found_through_noise():
     """With 10 % noise the linearised fit on the noisy values picks a denominator that
     cancels them (Q near zero on every row); on the sum's smooth values it picks 1 - v/c,

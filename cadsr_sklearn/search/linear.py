@@ -327,12 +327,13 @@ class LinearCombinations:
         token is needed."""
         if "div" not in self.library.names:
             return None
-        plain = [pair for pair in numerator + denominator if not pair[0].reciprocal]
-        if not plain or plain[0][1] == 0:
+        terms = numerator + denominator  # the pivot by its place: a monomial may be in both
+        plain = [i for i, (term, _) in enumerate(terms) if not term.reciprocal]
+        if not plain or terms[plain[0]][1] == 0:
             return None
-        pivot_term, pivot = plain[0]
-        P = [(t, None if t is pivot_term else k / pivot) for t, k in numerator]
-        Q = [(t, None if t is pivot_term else k / pivot) for t, k in denominator]
+        pivot = terms[plain[0]][1]
+        scaled = [(term, None if i == plain[0] else k / pivot) for i, (term, k) in enumerate(terms)]
+        P, Q = scaled[:len(numerator)], scaled[len(numerator):]
         written = [self._written_sum(P + [(None, p0 / pivot)]),
                    self._written_sum(Q + [(None, 1.0 / pivot)])]
         if written[0] is None or written[1] is None:
@@ -410,7 +411,7 @@ class LinearCombinations:
             return []
         B = np.column_stack([t.values for t in monomials])
         selections = [Selection(B[:, :width], weights)
-                      for width in sorted({self._one_feature, len(monomials)})]
+                      for width in sorted({self._one_feature, len(monomials)}) if width]
         written: dict[tuple, tuple[float, Expression]] = {}
         for cand in sources[:LEAF_SOURCES]:
             for expression in self._with_leaves(cand.expression, X, y, monomials, selections,
