@@ -29,7 +29,8 @@ t, each over the monomials of the features (each exponent within ±2, degree at 
 
 - a sum, by forward selection on t: ``1 - v**2/c**2`` under the root of ``m0/sqrt(…)``;
 - a ratio of sums P/Q, by forward selection on the linearised t·Q = P (Q's constant
-  fixed to one, so t = P − t·(Q − 1): the columns are the monomials and t times them):
+  fixed to one, so t = P − t·(Q − 1): the columns are the monomials and, for Q, the
+  monomials times the sum's fit of t, which has no noise; :func:`_smooth`):
   ``1/(4*pi*(1 - v/c))`` beside ``q/(epsilon*r)``;
 - u of a sum for each unary operator u of the library with an inverse, fitted to
   u⁻¹(t): ``sqrt(Bx**2 + By**2 + Bz**2)`` beside ``mom``.
