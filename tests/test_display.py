@@ -19,6 +19,15 @@ def _agrees(text_or_expr, symbols, X, reference, rtol=DISPLAY_RTOL):
     return np.max(np.abs(values - reference)) <= rtol * np.max(np.abs(reference))
 
 
+def test_a_formula_is_evaluated_whatever_its_symbols_are_called():
+    # features named as what lambdify's code refers to, or as the arguments it is given
+    pi, sin, arg0, arg1 = sympy.symbols("pi sin _arg0 _arg1")
+    X = np.random.default_rng(0).uniform(1, 2, (20, 4))
+    form = pi * sympy.sin(sin) + arg0 / arg1
+    values = sympy_values(form, [arg1, pi, sin, arg0], X)
+    np.testing.assert_allclose(values, X[:, 1] * np.sin(X[:, 2]) + X[:, 3] / X[:, 0])
+
+
 # ------------------------------------------------------------------ faithful rounding
 def test_a_form_that_rounding_would_zero_gets_the_digits_it_needs():
     X = np.linspace(0.5, 3.0, 40)[:, None]

@@ -95,11 +95,13 @@ def lambdified(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], parameters=(),
     ``modules`` as :func:`sympy.lambdify` takes them (``["scipy", "numpy"]`` for
     ``erf``, ``gamma``…).
     """
-    # Dummies, not Symbols of the same names: in the code lambdify writes, a feature
-    # called ``pi`` or ``sin`` would shadow SymPy's.
-    real = [sympy.Dummy(s.name, real=True) for s in symbols]
-    return sympy.lambdify([*real, *parameters], expr.xreplace(dict(zip(symbols, real))),
-                          modules=modules)
+    # Arguments named _arg0, _arg1…, not the features' names: in the code lambdify
+    # writes, a feature called ``pi`` or ``sin`` would shadow SymPy's. Not Dummies:
+    # with one among its arguments lambdify renames every argument again, one rebuild of
+    # the whole tree each, which was most of the time a front's report took.
+    arguments = [*symbols, *parameters]
+    named = [sympy.Symbol(f"_arg{i}", real=True) for i in range(len(arguments))]
+    return sympy.lambdify(named, expr.xreplace(dict(zip(arguments, named))), modules=modules)
 
 
 def _real_values(values, n: int) -> np.ndarray:

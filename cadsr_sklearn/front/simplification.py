@@ -19,7 +19,8 @@ The rewrites, each an identity over the reals or a numerically checked one:
    ``7.38905609893065**log(x)`` (e² to round-off) into ``x**2`` by itself.
 3. ``expand_log`` splits logarithms of products and powers (checked on the data:
    ``log(a·b) = log a + log b`` needs a, b > 0 there), and a power of a
-   reciprocal, ``(1/a)**p``, is written as one, ``a**(-p)``.
+   reciprocal, ``(1/a)**p``, is written as one, ``a**(-p)``, also once a sum's
+   leading minus is taken out: ``sqrt(-1/(-1 + x))`` is ``1/sqrt(1 - x)``.
 4. ``expand`` multiplies out products of sums, when the result is small, and a
    power of a positive feature moves into the square root of a sum beside it when that
    is shorter: ``Bx*sqrt(1 + By**2/Bx**2)`` is ``sqrt(Bx**2 + By**2)`` where Bx > 0 on
@@ -161,7 +162,10 @@ def _rewrites(expr: sympy.Expr, snap: Callable[[sympy.Expr], sympy.Expr]) -> lis
     # 0**u as 0 where u > 0 on the rows (a base snapped to 0), checked
     zero_powers = expr.replace(lambda e: e.is_Pow and e.base == 0, lambda e: sympy.Integer(0))
     trigonometric = [snap(sympy.trigsimp(expr))] if _trigonometry_to_join(expr) else []
-    return expanded + [snap(logs), snap(_denested_powers(expr)), snap(sympy.factor_terms(expr)),
+    # the sign out of a reciprocal's sum first: sqrt(-1/(-1 + x)) is 1/sqrt(1 - x)
+    denested = _denested_powers(_signs_out_of_sums(expr))
+    return expanded + [snap(logs), snap(_denested_powers(expr)), snap(denested),
+                       snap(sympy.factor_terms(expr)),
                        snap(_factors_into_roots(expr)), snap(unsigned),
                        snap(zero_powers)] + trigonometric
 
