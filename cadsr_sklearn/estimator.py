@@ -153,7 +153,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         a node is replaced by one of its sub-trees.
     tournament_size : int, default=5
         Parents are the highest reward of this many drawn at random.
-    linear_terms : int, default=0
+    linear_terms : int or "auto", default="auto"
         Linear leaves (:mod:`cadsr_sklearn.search.linear`): every epoch, sums
         ``c0 + c1·b1 + … + cm·bm`` of up to this many terms, chosen by greedy forward
         selection among the features, their products and ratios and the sub-trees of
@@ -164,7 +164,9 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         v/c)``) or a unary operator of a sum (``sqrt(Bx**2 + By**2 + Bz**2)``), each
         of up to this many terms. Each coefficient is a fitted constant the criterion
         charges. 0 is off (the paper; see :ref:`genetic-stage` for what they bought).
-        Not in the paper.
+        ``"auto"``: 3 where ``fit`` is given units (``X_units`` and ``y_units``) that
+        constrain the formula, where they raised the share of laws found (see
+        :ref:`dimensional-reduction`), and 0 without. Not in the paper.
     embedding_dim : int, default=10
         Token embedding width E (the paper's r).
     dct_dim : int, default=8
@@ -522,7 +524,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ref_update_every=5,
         # the genetic stage of every epoch
         genetic_generations=0, genetic_population=200, genetic_elites=25, crossover_rate=0.5,
-        mutation_rate=0.5, tournament_size=5, linear_terms=0,
+        mutation_rate=0.5, tournament_size=5, linear_terms="auto",
         # the policy and its priors
         embedding_dim=10, dct_dim=8, n_layers=1, n_heads=1, ff_dim=2048, attention="dct",
         position_encoding="dpe", embedding_std=0.02, parent_sibling=True, arity_prior=True,
@@ -696,6 +698,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         kept = getattr(self, "search_state_", None) if self.warm_start else None
         units = (UnitsRule(self.data_units_) if self.data_units_ and self.data_units_.constrains
                  else None)
+        settings = settings.for_units(units is not None)
         search = continued_search(settings, X, y, sample_weight, fingerprint, self.device_, kept,
                                   units)
         # with units that reduce the law, a search on its dimensionless groups too

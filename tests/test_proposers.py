@@ -206,6 +206,37 @@ def test_linear_leaves_write_a_sum_in_one_epoch():
     assert 3 < model.history_[0]["proposed_linear"] <= 3 + INNER_PROPOSALS
 
 
+def test_linear_terms_auto_stands_for_leaves_where_the_data_have_units():
+    assert CADSRRegressor().linear_terms == "auto"
+    for params, with_units, without in [({}, 3, 0), ({"linear_terms": 0}, 0, 0),
+                                        ({"linear_terms": 2}, 2, 2)]:
+        given = settings(**params)
+        assert given.for_units(True).training.linear_terms == with_units
+        assert given.for_units(False).training.linear_terms == without
+    islands = settings(n_islands=2, island_params=[{}, {"linear_terms": "auto"}])
+    assert islands.for_units(True).islands.island_params == [{}, {"linear_terms": 3}]
+    assert islands.for_units(False).islands.overrides(1) == {"linear_terms": 0}
+
+
+def test_a_fit_with_units_proposes_leaves_in_both_searches(monkeypatch):
+    from cadsr_sklearn.search import reduction
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, (100, 3))  # m, v, c: the relativistic mass, v < c
+    X[:, 1] = X[:, 2] * rng.uniform(0.1, 0.6, 100)
+    y = X[:, 0] / np.sqrt(1 - X[:, 1] ** 2 / X[:, 2] ** 2) + rng.normal(0, 0.01, 100)
+    # the search on the dimensionless groups gets the number "auto" stands for, not its
+    # own (its features have no units)
+    handed = []
+    search_groups = reduction.search_groups
+    monkeypatch.setattr(reduction, "search_groups", lambda *args, **kwargs: (
+        handed.append(args[7]), search_groups(*args, **kwargs))[1])
+    model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1).fit(
+        X, y, X_units=["kg", "m/s", "m/s"], y_units="kg")
+    assert all(h["proposed_linear"] > 0 for h in model.history_)
+    assert handed == [3]
+
+
 def test_linear_leaves_keep_the_constant_cap():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 5, (300, 3))
