@@ -26,6 +26,9 @@ def test_a_formula_is_evaluated_whatever_its_symbols_are_called():
     form = pi * sympy.sin(sin) + arg0 / arg1
     values = sympy_values(form, [arg1, pi, sin, arg0], X)
     np.testing.assert_allclose(values, X[:, 1] * np.sin(X[:, 2]) + X[:, 3] / X[:, 0])
+    # a symbol that is no argument takes no argument's value
+    with pytest.raises((NameError, ValueError)):
+        sympy_values(pi + sympy.Symbol("_arg0", positive=True), [pi], X[:, :1])
 
 
 # ------------------------------------------------------------------ faithful rounding

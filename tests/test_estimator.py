@@ -245,7 +245,7 @@ def test_paper_settings_are_the_papers_table_with_the_additions_off():
     assert {name for name in params if params[name] != defaults[name]} == {
         "max_time", "criterion", "batch_size", "learning_rate", "parent_sibling", "arity_prior",
         "length_prior", "const_screen_samples", "row_batch", "tol", "prune", "snap_constants",
-        "dimensional_reduction"}
+        "dimensional_reduction", "linear_terms"}
     assert CADSRRegressor.paper(learning_rate=1e-3).learning_rate == 1e-3  # overrides win
     with pytest.raises(TypeError):
         PAPER_SETTINGS["batch_size"] = 1  # read-only

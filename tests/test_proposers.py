@@ -231,10 +231,11 @@ def test_a_fit_with_units_proposes_leaves_in_both_searches(monkeypatch):
     search_groups = reduction.search_groups
     monkeypatch.setattr(reduction, "search_groups", lambda *args, **kwargs: (
         handed.append(args[7]), search_groups(*args, **kwargs))[1])
-    model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1).fit(
+    model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1,
+                           island_params=[{"linear_terms": "auto"}]).fit(
         X, y, X_units=["kg", "m/s", "m/s"], y_units="kg")
     assert all(h["proposed_linear"] > 0 for h in model.history_)
-    assert handed == [3]
+    assert handed == [{"linear_terms": 3, "island_params": [{"linear_terms": 3}]}]
 
 
 def test_linear_leaves_keep_the_constant_cap():

@@ -100,7 +100,10 @@ def lambdified(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], parameters=(),
     # with one among its arguments lambdify renames every argument again, one rebuild of
     # the whole tree each, which was most of the time a front's report took.
     arguments = [*symbols, *parameters]
-    named = [sympy.Symbol(f"_arg{i}", real=True) for i in range(len(arguments))]
+    prefix = "_arg"  # not the beginning of a name in expr, which would then read an argument
+    while any(s.name.startswith(prefix) for s in expr.free_symbols):
+        prefix = "_" + prefix
+    named = [sympy.Symbol(f"{prefix}{i}", real=True) for i in range(len(arguments))]
     return sympy.lambdify(named, expr.xreplace(dict(zip(arguments, named))), modules=modules)
 
 
