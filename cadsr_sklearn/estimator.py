@@ -166,7 +166,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         charges. 0 is off (the paper; see :ref:`genetic-stage` for what they bought).
         ``"auto"``: 3 where ``fit`` is given units (``X_units`` and ``y_units``) that
         constrain the formula, where they raised the share of laws found (see
-        :ref:`dimensional-reduction`), and 0 without. Not in the paper.
+        :ref:`units shrink the problem <dimensional-reduction>`), and 0 without.
+        Not in the paper.
     embedding_dim : int, default=10
         Token embedding width E (the paper's r).
     dct_dim : int, default=8
@@ -250,7 +251,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         Wall-clock budget in seconds; the search stops before an epoch that
         would overrun it, and pruning and snapping stop at its end (the
         answer's snapping may take one epoch's time more; reporting the front
-        comes after it, typically a fraction of a second).
+        comes after it, typically a fraction of a second, a few seconds with
+        units, where the search on dimensionless groups reports its own front).
     max_evaluations : int or None, default=None
         Budget of scored expressions (counted per batch).
     tol : float, default=1e-20
