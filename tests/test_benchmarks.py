@@ -34,6 +34,8 @@ from cadsr_sklearn.benchmarks.suites import (
     read_table,
 )
 from cadsr_sklearn.cli import main
+from cadsr_sklearn.expressions.formula_parser import parse_formula
+from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.user_input import UsageError
 
 x, x1, x2 = sympy.symbols("x x1 x2")
@@ -55,6 +57,17 @@ def test_suites_have_the_published_sizes():
         get_suite("koza")
     with pytest.raises(ValueError, match="Unknown problem"):
         get_problem("Nguyen-13")
+
+
+@pytest.mark.parametrize("problem", get_suite("feynman"), ids=lambda p: p.name)
+def test_every_feynman_law_can_be_written_with_the_suites_operators(problem):
+    # A law the suite's operators cannot write measures nothing: asin and tanh are there
+    # for I.26.2, I.30.5 and II.35.21.
+    library = Library(len(problem.variables), problem.binary_operators,
+                      problem.unary_operators, use_constants=problem.use_constants)
+    tree = parse_formula(problem.expression, problem.variables, library)
+    X = problem.sample(seed=0, n_train=50).X_train
+    np.testing.assert_allclose(tree.evaluate(X), problem.evaluate(X), rtol=1e-9)
 
 
 def test_sample_is_seeded_in_range_and_noiseless_by_default():
