@@ -168,6 +168,14 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         constrain the formula, where they raised the share of laws found (see
         :ref:`units shrink the problem <dimensional-reduction>`), and 0 without.
         Not in the paper.
+    unary_edits : int, default=0
+        Unary edits (:mod:`cadsr_sklearn.search.unary_edits`): every epoch, each one-node
+        change of a unary operator of this many of the best formulas (τ* first) is
+        fitted and scored: each unary operator put above each sub-tree, each unary node
+        swapped for another or removed. ``asin(n*sin(theta2))`` is one such edit of
+        ``n*sin(theta2)``, the approximation the search holds on to. The edits that beat
+        the formula they came from join the epoch's selection. 0 is off (the paper).
+        Not in the paper.
     embedding_dim : int, default=10
         Token embedding width E (the paper's r).
     dct_dim : int, default=8
@@ -347,8 +355,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         What each island sets for itself, where it differs from the values
         above (uDSR's portfolio): island i takes entry ``i % len(island_params)``,
         a dict of the loop's parameters (the policy update's ``batch_size``,
-        ``alpha``, ``beta``, ``epsilon``, ``learning_rate``, …, the genetic stage's
-        and ``linear_terms``; not the budgets, which the islands share). E.g.
+        ``alpha``, ``beta``, ``epsilon``, ``learning_rate``, …, the genetic stage's,
+        ``linear_terms`` and ``unary_edits``; not the budgets, which the islands share). E.g.
         ``[{}, {"genetic_generations": 5}]``: every other island also runs the
         genetic stage. None: every island runs with the estimator's values.
         With one island, the search runs with the first entry.
@@ -474,12 +482,14 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     n_epochs_ : int
         Epochs run (over every call, with ``warm_start``).
     n_evaluations_ : int
-        Expressions scored in the loop: each batch in full, and each generation's
-        distinct children of the genetic stage (pruning's are not counted).
+        Expressions scored in the loop: each batch in full, and whatever the other
+        proposers scored (the genetic stage's children, the linear leaves, the unary
+        edits; pruning's are not counted).
     found_by_ : str or None
         The proposer that first wrote τ* as the loop found it (before pruning and
         snapping): "policy" (sampled), "genetic" (a child of the genetic stage),
-        "linear" (a linear leaf), "guess" (one of ``guesses``) or "reduction"
+        "linear" (a linear leaf), "unary_edit" (a unary edit of one of the best
+        formulas), "guess" (one of ``guesses``) or "reduction"
         (the search on dimensionless groups); None for a constant target.
     reduction_ : ReducedSearch or None
         With ``dimensional_reduction`` and units that reduce the problem: the
@@ -526,7 +536,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ref_update_every=5,
         # the genetic stage of every epoch
         genetic_generations=0, genetic_population=200, genetic_elites=25, crossover_rate=0.5,
-        mutation_rate=0.5, tournament_size=5, linear_terms="auto",
+        mutation_rate=0.5, tournament_size=5, linear_terms="auto", unary_edits=0,
         # the policy and its priors
         embedding_dim=10, dct_dim=8, n_layers=1, n_heads=1, ff_dim=2048, attention="dct",
         position_encoding="dpe", embedding_std=0.02, parent_sibling=True, arity_prior=True,
@@ -557,7 +567,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.genetic_generations, self.genetic_population = genetic_generations, genetic_population
         self.genetic_elites, self.crossover_rate = genetic_elites, crossover_rate
         self.mutation_rate, self.tournament_size = mutation_rate, tournament_size
-        self.linear_terms = linear_terms
+        self.linear_terms, self.unary_edits = linear_terms, unary_edits
         self.embedding_dim, self.dct_dim, self.n_layers = embedding_dim, dct_dim, n_layers
         self.n_heads, self.ff_dim, self.attention = n_heads, ff_dim, attention
         self.position_encoding, self.embedding_std = position_encoding, embedding_std

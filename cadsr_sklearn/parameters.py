@@ -89,6 +89,7 @@ PARAMETER_CONSTRAINTS: dict = {
     "mutation_rate": [Interval(Real, 0, 1, closed="both")],
     "tournament_size": [Interval(Integral, 1, None, closed="left")],
     "linear_terms": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+    "unary_edits": [Interval(Integral, 0, None, closed="left")],
     # an alias is a value in its own right, not deprecated: it behaves as its rule
     "model_selection": [StrOptions(set(RULES) | set(ALIASES))],
     "simplify": ["boolean"],
@@ -149,7 +150,7 @@ ISLAND_PARAMETERS = frozenset({
     "batch_size", "oversampling", "learning_rate", "alpha", "beta", "epsilon", "lam",
     "entropy_coef", "steps_per_epoch", "ref_update_every", "policy", "genetic_generations",
     "genetic_population", "genetic_elites", "crossover_rate", "mutation_rate",
-    "tournament_size", "linear_terms"})
+    "tournament_size", "linear_terms", "unary_edits"})
 
 
 def island_overrides(island_params) -> tuple[dict, ...]:
@@ -208,5 +209,6 @@ PAPER_SETTINGS = MappingProxyType(dict(
     snap_constants=False,
     genetic_generations=0,
     linear_terms=0,
+    unary_edits=0,
     dimensional_reduction=False,
 ))

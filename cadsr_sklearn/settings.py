@@ -142,6 +142,9 @@ class TrainingSettings:
     # the most terms of a linear leaf's sum (search.linear); 0: none; "auto" until the data's
     # units decide it (SearchSettings.for_units)
     linear_terms: int | str
+    # the best formulas whose one-node unary edits are proposed each epoch
+    # (search.unary_edits); 0: none
+    unary_edits: int
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> "TrainingSettings":

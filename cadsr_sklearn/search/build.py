@@ -31,6 +31,7 @@ from ..units.rule import UnitsRule
 from .genetic import GeneticStage
 from .linear import LinearCombinations
 from .proposers import GeneticProposer, PolicySampler
+from .unary_edits import UnaryEdits
 from .refinement.stage import refine
 from ..settings import LibrarySettings, ScoringSettings, SearchSettings
 from .training import EpochRecord, LoopState, SearchParts, SearchResult, run_loop
@@ -185,7 +186,8 @@ def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                   final_scorer=scoring.final_scorer, config=settings.training,
                   generator=generator,
                   proposers=[PolicySampler(), GeneticProposer(genetic),
-                             LinearCombinations(library, sampling.max_length)],
+                             LinearCombinations(library, sampling.max_length),
+                             UnaryEdits(library, sampling.max_length)],
                   exact_loss=scoring.exact_loss,
                   state=LoopState.start(policy), y_variance=scoring.y_variance,
                   structure=settings.structure(), units=units)

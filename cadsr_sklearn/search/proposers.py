@@ -18,6 +18,8 @@ the epoch (the genetic stage grows its population from the policy's batch).
   of the features, their products and ratios, and sub-trees of the epoch's best
   formulas (uDSR's ``poly`` token, PySR's backsolve); teacher-forced like the genetic
   stage's.
+- :class:`~cadsr_sklearn.search.unary_edits.UnaryEdits`: every one-node change of a unary
+  operator of the best formulas (``asin`` above ``n*sin(theta2)``); teacher-forced too.
 
 The user's guesses enter once, before the first epoch
 (:func:`~cadsr_sklearn.search.guesses.seed_search`), as ``"guess"``. A new proposer
@@ -40,10 +42,10 @@ if TYPE_CHECKING:  # the loop's record of a search; it imports this module
     from .training import SearchParts
 
 __all__ = ["Proposal", "Proposer", "PolicySampler", "GeneticProposer", "POLICY", "GENETIC",
-           "LINEAR", "GUESS", "REDUCTION"]
+           "LINEAR", "UNARY_EDIT", "GUESS", "REDUCTION"]
 
 #: The origins a candidate can have (``history_``'s columns, the fitted ``found_by_``).
-POLICY, GENETIC, LINEAR, GUESS = "policy", "genetic", "linear", "guess"
+POLICY, GENETIC, LINEAR, UNARY_EDIT, GUESS = "policy", "genetic", "linear", "unary_edit", "guess"
 #: Formulas the search on dimensionless groups wrote, before the first epoch
 #: (:mod:`cadsr_sklearn.search.reduction`).
 REDUCTION = "reduction"
