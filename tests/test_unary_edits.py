@@ -64,6 +64,9 @@ def test_the_law_one_operator_above_its_approximation_is_written():
     assert proposal.evaluations == len(proposal.scored) > len(proposal.candidates)
     assert all(c.reward > search.scorer.score_given([near])[0].reward
                for c in proposal.candidates)
+    # the next epoch's edits of the same formula come from the cache and count for nothing
+    again = _edits_of(search, near)
+    assert again.evaluations == 0 and len(again.scored) == len(proposal.scored)
 
 
 def test_edits_keep_the_samplers_rules_and_the_units():
@@ -82,8 +85,8 @@ def test_edits_keep_the_samplers_rules_and_the_units():
     constraints = search.sampler.constraints
     assert all(constraints.admits([e.tokens for e in scored]))
     assert all(rule.consistent(e) and len(e) <= 8 for e in scored)
-    # of the 18 edits (three operators above six places) only those of the dimensionless theta keep kg*m/s: sin, sqrt and
-    # square above it (sin(m), sqrt(m*v*theta) and the others are dropped)
+    # of the 18 edits (three operators above six places) only those of the dimensionless
+    # theta keep kg*m/s: sin, sqrt and square above it (sin(m), sqrt(m*v*theta)… dropped)
     assert len(written) == 18 and len(scored) == 3
     best = max(proposal.candidates, key=lambda c: c.reward)
     assert np.allclose(best.expression.evaluate(X), y)
