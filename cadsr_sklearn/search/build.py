@@ -187,7 +187,7 @@ def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
                   generator=generator,
                   proposers=[PolicySampler(), GeneticProposer(genetic),
                              LinearCombinations(library, sampling.max_length),
-                             UnaryEdits(library, sampling.max_length)],
+                             UnaryEdits(library)],
                   exact_loss=scoring.exact_loss,
                   state=LoopState.start(policy), y_variance=scoring.y_variance,
                   structure=settings.structure(), units=units)

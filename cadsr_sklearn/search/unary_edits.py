@@ -80,8 +80,8 @@ class UnaryEdits:
 
     origin = UNARY_EDIT
 
-    def __init__(self, library: Library, max_length: int) -> None:
-        self.library, self.max_length = library, max_length
+    def __init__(self, library: Library) -> None:
+        self.library = library
 
     def active(self, config: TrainingSettings) -> bool:
         return config.unary_edits > 0 and len(self.library.unary_ids) > 0
@@ -122,10 +122,11 @@ class UnaryEdits:
         """The distinct edits of ``sources`` the sampler could have written, not among the
         sources, each with the source it came from."""
         lib, seen = self.library, {s.expression.key for s in sources}
+        constraints = search.sampler.constraints
         edits, source_of = [], []
         for source in sources:
             for prefix in unary_edits(source.expression.prefix(), lib):
-                if len(prefix) > self.max_length:
+                if len(prefix) > constraints.max_length:
                     continue
                 edit = Expression.from_prefix(prefix, lib)
                 if edit.key not in seen:
@@ -134,7 +135,6 @@ class UnaryEdits:
                     source_of.append(source)
         if not edits:
             return [], []
-        constraints = search.sampler.constraints
         admitted = constraints.admits([e.tokens for e in edits])
         keep = [j for j, ok in enumerate(admitted)
                 if ok and (constraints.units is None or constraints.units.consistent(edits[j]))]
