@@ -57,13 +57,11 @@ def test_the_law_one_operator_above_its_approximation_is_written():
     search = _search(X, y, unary_operators=("sin", "cos", "asin", "tanh"), unary_edits=1)
     near = Expression.from_names(["mul", "x0", "sin", "x1"], search.library, order="prefix")
     proposal = _edits_of(search, near)
-    best = max(proposal.candidates, key=lambda c: c.reward)
+    best = max(proposal.scored, key=lambda c: c.criterion)
     assert _names(best.expression.prefix(), search.library) == ["asin", "mul", "x0", "sin", "x1"]
     assert np.allclose(best.expression.evaluate(X), y)
-    # every edit scored counts; only those beating the formula edited are selected
-    assert proposal.evaluations == len(proposal.scored) > len(proposal.candidates)
-    assert all(c.reward > search.scorer.score_given([near])[0].reward
-               for c in proposal.candidates)
+    # every edit scored counts; none enters the selection that trains the policy
+    assert proposal.evaluations == len(proposal.scored) > 0 and proposal.candidates == []
     # the next epoch's edits of the same formula come from the cache and count for nothing
     again = _edits_of(search, near)
     assert again.evaluations == 0 and len(again.scored) == len(proposal.scored)
@@ -88,7 +86,7 @@ def test_edits_keep_the_samplers_rules_and_the_units():
     # of the 18 edits (three operators above six places) only those of the dimensionless
     # theta keep kg*m/s: sin, sqrt and square above it (sin(m), sqrt(m*v*theta)… dropped)
     assert len(written) == 18 and len(scored) == 3
-    best = max(proposal.candidates, key=lambda c: c.reward)
+    best = max(proposal.scored, key=lambda c: c.criterion)
     assert np.allclose(best.expression.evaluate(X), y)
 
 
@@ -103,6 +101,8 @@ def test_the_loop_counts_the_edits_and_who_wrote_the_answer():
     assert model.n_evaluations_ > paper.n_evaluations_ == 3 * 64
     assert all(h["proposed_unary_edit"] == 0 for h in paper.history_)
     assert sum(h["proposed_unary_edit"] for h in model.history_) > 0
+    assert all(h["top_unary_edit"] == 0 for h in model.history_)  # the policy's own only
+    assert model.found_by_ == UNARY_EDIT  # an edit can still become τ*
     again = CADSRRegressor(n_jobs=2, unary_edits=2, **params).fit(X, y)
     assert str(again.expression_) == str(model.expression_)
 

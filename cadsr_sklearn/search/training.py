@@ -108,7 +108,7 @@ class EpochRecord:
 class ProposerCounts:
     """One proposer's share of an epoch (:mod:`cadsr_sklearn.search.proposers`)."""
 
-    proposed: int = 0  # candidates it put up for the selection
+    proposed: int = 0  # candidates it scored, those it kept out of the selection included
     top: int = 0  # of them, in the top α % that trained the policy
     seconds: float = 0.0  # spent proposing them, their scoring included
 
@@ -406,7 +406,7 @@ def _proposer_counts(search: SearchParts, proposals: list["Proposal"],
     for proposal in proposals:
         keys = {c.expression.key for c in proposal.candidates}
         counts[proposal.origin] = ProposerCounts(
-            proposed=len(proposal.candidates), top=sum(c.expression.key in keys for c in top),
+            proposed=len(proposal.scored), top=sum(c.expression.key in keys for c in top),
             seconds=proposal.seconds)
     return counts
 

@@ -8,7 +8,8 @@ that the policy's risk-seeking update holds on to them. Writing the operator abo
 is a single edit, but the policy must write the whole tree again to make it, and the
 genetic stage's insertion mutation hits that one place and that one operator among many
 at random. Each epoch (:class:`UnaryEdits`) takes instead every edit of one unary node
-of the ``unary_edits`` best formulas so far (τ* first):
+of the ``unary_edits`` formulas of highest reward among τ*, the replay buffer and the
+epoch's samples:
 
 - each unary operator of the library above each sub-tree that holds a feature;
 - each unary node replaced by each other unary operator;
@@ -17,14 +18,12 @@ of the ``unary_edits`` best formulas so far (τ* first):
 An edit the sampler could not have written (length, the hard constraints, the units) is
 left out; the others are fitted and scored by the search's scorer and its cache, as the
 policy's samples are, so that a formula that stays among the best costs its edits once
-(and ``n_evaluations`` counts only what is scored). The edits that score above the formula
-they came from enter the epoch's selection beside the policy's samples (teacher-forced, as
-the genetic stage's); every edit scored can become τ* or join the hall of fame.
-
-Measured (``docs/experiments/genetic.md``): on noisy data an edit of a long formula that
-fits a little more noise also beats it, and the policy trained on such edits learns to
-write chains of unary operators; at 10 % noise they lost more Feynman laws than they wrote,
-so they are off by default.
+(and ``n_evaluations`` counts only what is scored). Every edit scored can become τ* or join
+the hall of fame, and from there the answer; none enters the selection that trains the
+policy. Measured (``docs/experiments/genetic.md``, "Unary edits"): edits selected beside the
+policy's samples when they beat the formula they came from gained the laws above but lost
+more: on noisy data an edit of a long formula that fits a little more noise also beats it,
+and the policy trained on such edits learned to write chains of unary operators.
 """
 
 from __future__ import annotations
@@ -44,11 +43,6 @@ if TYPE_CHECKING:  # the loop's record of a search; it imports the proposers
     from .training import SearchParts
 
 __all__ = ["UnaryEdits", "unary_edits"]
-
-#: At most this many edits, the best above the formula they came from, enter the epoch's
-#: selection: more would crowd it with τ*'s neighbours.
-SELECTED_EDITS = 10
-
 
 def unary_edits(prefix: list[int], library: Library) -> Iterator[list[int]]:
     """Each one-node unary edit of the preorder tree ``prefix`` (preorder too), once:
@@ -89,18 +83,15 @@ class UnaryEdits:
     def propose(self, search: "SearchParts", earlier: list[Proposal]) -> Proposal:
         start = time.perf_counter()
         sources = self._sources(search, earlier, search.config.unary_edits)
-        edits, source_of = self._admitted_edits(search, sources)
+        edits = self._admitted_edits(search, sources)
         # n_evaluations counts what is scored: the edits of a formula that stays among the
         # best are in the scorer's cache from an earlier epoch
         new = sum(e.key not in search.scorer.cache for e in edits)
         candidates = search.scorer(edits) if edits else []
-        better = sorted((c for c, s in zip(candidates, source_of)
-                         if math.isfinite(c.reward) and c.reward > s.reward),
-                        key=lambda c: -c.reward)[:SELECTED_EDITS]
-        selected = {c.expression.key for c in better}
-        return Proposal(self.origin, better,
-                        also_scored=[c for c in candidates if c.expression.key not in selected],
-                        evaluations=new, seconds=time.perf_counter() - start)
+        # kept out of the selection: the policy is not trained on them (see the module's
+        # docstring); an edit reaches the answer as τ* or through the hall of fame
+        return Proposal(self.origin, [], also_scored=candidates, evaluations=new,
+                        seconds=time.perf_counter() - start)
 
     @staticmethod
     def _sources(search: "SearchParts", earlier: list[Proposal], n: int) -> list[Candidate]:
@@ -118,12 +109,12 @@ class UnaryEdits:
         return list(sources.values())
 
     def _admitted_edits(self, search: "SearchParts", sources: list[Candidate]
-                        ) -> tuple[list[Expression], list[Candidate]]:
+                        ) -> list[Expression]:
         """The distinct edits of ``sources`` the sampler could have written, not among the
-        sources, each with the source it came from."""
+        sources."""
         lib, seen = self.library, {s.expression.key for s in sources}
         constraints = search.sampler.constraints
-        edits, source_of = [], []
+        edits = []
         for source in sources:
             for prefix in unary_edits(source.expression.prefix(), lib):
                 if len(prefix) > constraints.max_length:
@@ -132,10 +123,9 @@ class UnaryEdits:
                 if edit.key not in seen:
                     seen.add(edit.key)
                     edits.append(edit)
-                    source_of.append(source)
         if not edits:
-            return [], []
+            return []
         admitted = constraints.admits([e.tokens for e in edits])
         keep = [j for j, ok in enumerate(admitted)
                 if ok and (constraints.units is None or constraints.units.consistent(edits[j]))]
-        return [edits[j] for j in keep], [source_of[j] for j in keep]
+        return [edits[j] for j in keep]
