@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # the loop's record of a search; it imports the proposers
 
 __all__ = ["UnaryEdits", "unary_edits"]
 
+
 def unary_edits(prefix: list[int], library: Library) -> Iterator[list[int]]:
     """Each one-node unary edit of the preorder tree ``prefix`` (preorder too), once:
     ``u`` above ``u(x)`` is ``u`` above ``x``."""
