@@ -43,7 +43,9 @@ from cadsr_sklearn.search.refinement.baselines import baseline_expressions
 from cadsr_sklearn.search.refinement.pruning import prune
 from cadsr_sklearn.front.uncertainty import constant_uncertainty
 
-FAST = dict(TINY_MODEL, batch_size=64)  # the max_evaluations cases count batches of 64
+# the paper's loop (no leaves, no edits): one batch of 64 and one scorer call an epoch, which
+# the max_evaluations cases count and the Ctrl-C cases interrupt
+FAST = dict(TINY_MODEL, batch_size=64, linear_terms=0, unary_edits=0)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -121,6 +123,26 @@ def test_max_evaluations_exactly_or_within_one_batch(hard, budget, expected):
     assert model.n_evaluations_ == expected  # batches of 64: the first batch that reaches it
     assert budget <= model.n_evaluations_ < budget + FAST["batch_size"]
     assert model.history_[-1]["evaluations"] == model.n_evaluations_
+
+
+def test_max_evaluations_stops_the_proposers_after_the_policy(hard):
+    """With the default proposers (linear leaves, unary edits) the count passes the budget
+    by one proposal at most: once a batch reaches it, no proposer after the policy runs."""
+    X, y = hard
+    params = dict(FAST, linear_terms=3, unary_edits=2)
+    model = CADSRRegressor(n_epochs=1000, max_evaluations=192, **params).fit(X, y)
+    assert model.stop_reason_ == "max_evaluations"
+    before, last = model.history_[-2]["evaluations"], model.history_[-1]
+    assert before < 192 <= model.n_evaluations_
+    if before + last["proposed_policy"] >= 192:  # the policy's batch reached it
+        assert last["proposed_linear"] == last["proposed_unary_edit"] == 0
+    elif before + last["proposed_policy"] + last["proposed_linear"] >= 192:  # the leaves did
+        assert last["proposed_unary_edit"] == 0
+    assert model.n_evaluations_ - 192 < max(64, last["proposed_linear"],
+                                            last["proposed_unary_edit"])
+    # without the stop, the epoch would have gone on to the other proposers
+    assert any(h["proposed_linear"] > 0 and h["proposed_unary_edit"] > 0
+               for h in model.history_[:-1])
 
 
 def test_max_evaluations_stops_the_genetic_generations(hard):

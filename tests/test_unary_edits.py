@@ -96,14 +96,14 @@ def test_the_loop_counts_the_edits_and_who_wrote_the_answer():
     y = np.arcsin(X[:, 0] * np.sin(X[:, 1]))
     params = dict(batch_size=64, n_epochs=3, random_state=0,
                   unary_operators=("sin", "asin"))
-    model = CADSRRegressor(n_jobs=1, unary_edits=2, **params).fit(X, y)
-    paper = CADSRRegressor(n_jobs=1, **params).fit(X, y)
+    model = CADSRRegressor(n_jobs=1, unary_edits=2, linear_terms=0, **params).fit(X, y)
+    paper = CADSRRegressor(n_jobs=1, unary_edits=0, linear_terms=0, **params).fit(X, y)
     assert model.n_evaluations_ > paper.n_evaluations_ == 3 * 64
     assert all(h["proposed_unary_edit"] == 0 for h in paper.history_)
     assert sum(h["proposed_unary_edit"] for h in model.history_) > 0
     assert all(h["top_unary_edit"] == 0 for h in model.history_)  # the policy's own only
     assert model.found_by_ == UNARY_EDIT  # an edit can still become τ*
-    again = CADSRRegressor(n_jobs=2, unary_edits=2, **params).fit(X, y)
+    again = CADSRRegressor(n_jobs=2, unary_edits=2, linear_terms=0, **params).fit(X, y)
     assert str(again.expression_) == str(model.expression_)
 
 
@@ -111,3 +111,24 @@ def test_the_loop_counts_the_edits_and_who_wrote_the_answer():
 def test_bad_unary_edits_are_refused(bad):
     with pytest.raises(ValueError, match="unary_edits"):
         CADSRRegressor(unary_edits=bad).fit(np.ones((5, 1)), np.arange(5.0))
+
+
+def test_an_edit_that_became_the_best_is_not_edited_again():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.uniform(0, 1, 300), rng.uniform(1, 5, 300)])
+    y = np.arcsin(X[:, 0] * np.sin(X[:, 1]))
+    search = _search(X, y, unary_operators=("sin", "asin", "tanh"), unary_edits=1)
+    near = Expression.from_names(["mul", "x0", "sin", "x1"], search.library, order="prefix")
+    first = _edits_of(search, near)
+    law = max(first.scored, key=lambda c: c.criterion)
+    law.origin = UNARY_EDIT  # what the loop records for what the edits wrote first
+    search.state.best = law
+    # the epoch's batch held only the approximation: its edits again (from the cache),
+    # none of the law's (tanh(asin(x0*sin(x1))) and the like)
+    again = _edits_of(search, near)
+    assert {c.expression.key for c in again.scored} == {c.expression.key for c in first.scored}
+    # the same τ* written by the policy is the source (the one of highest reward)
+    law.origin = POLICY
+    of_the_law = {c.expression.key for c in _edits_of(search, near).scored}
+    assert near.key in of_the_law  # asin removed
+    assert of_the_law != {c.expression.key for c in first.scored}

@@ -312,7 +312,7 @@ def _epoch(search: SearchParts) -> "EpochRecord":
     # (the genetic stage), each seeing the proposals before it
     proposals: list[Proposal] = []
     for proposer in search.proposers:
-        if proposer.active(config):
+        if proposer.active(config) and not (proposals and _budget_spent(config, state, proposals)):
             proposal = proposer.propose(search, proposals)
             for cand in proposal.scored:  # before the next proposer refits any of them
                 if cand.origin is None:  # the first proposer to write a formula
@@ -453,6 +453,14 @@ def _policy_update(policy, ref_policy, optimizer, batch, weights,
         loss.backward()
         optimizer.step()
     return diagnostics
+
+
+def _budget_spent(config: TrainingSettings, state: LoopState, proposals: list[Proposal]) -> bool:
+    """Whether this epoch's proposals so far reach the call's ``max_evaluations``: the
+    proposers after the policy then propose nothing, so that the count passes the budget
+    by one proposal at most."""
+    return (config.max_evaluations is not None and state.call.evaluations
+            + sum(p.evaluations for p in proposals) >= config.max_evaluations)
 
 
 def _stop_reason(config: TrainingSettings, state: LoopState, exact_loss: float,

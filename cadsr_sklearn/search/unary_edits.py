@@ -9,7 +9,8 @@ is a single edit, but the policy must write the whole tree again to make it, and
 genetic stage's insertion mutation hits that one place and that one operator among many
 at random. Each epoch (:class:`UnaryEdits`) takes instead every edit of one unary node
 of the ``unary_edits`` formulas of highest reward among τ*, the replay buffer and the
-epoch's samples:
+epoch's samples, leaving out τ* where an edit wrote it (edits of edits grow chains of
+operators that fit the noise):
 
 - each unary operator of the library above each sub-tree that holds a feature;
 - each unary node replaced by each other unary operator;
@@ -96,12 +97,16 @@ class UnaryEdits:
 
     @staticmethod
     def _sources(search: "SearchParts", earlier: list[Proposal], n: int) -> list[Candidate]:
-        """The ``n`` best distinct formulas so far: τ*, the replay buffer's and this
-        epoch's, by reward. The best change slowly, so their edits are mostly in the
-        scorer's cache already."""
+        """The ``n`` best distinct formulas so far that no edit wrote: τ*, the replay
+        buffer's and this epoch's, by reward. The best change slowly, so their edits are
+        mostly in the scorer's cache already."""
         best = search.state.best
         pool = sorted([c for p in earlier for c in p.candidates] + search.state.replay
                       + ([best] if best is not None else []), key=lambda c: -c.reward)
+        # an edit that became τ* is not edited again: edits of edits grew chains of
+        # operators on large tables (tanh(tanh(tanh(v))) at 100 000 rows), one node a
+        # time, each fitting a little more of the noise
+        pool = [c for c in pool if c.origin != UNARY_EDIT]
         sources: dict[tuple, Candidate] = {}
         for cand in pool:
             if len(sources) == n or not math.isfinite(cand.reward):
