@@ -15,7 +15,9 @@ from cadsr_sklearn.expressions.formula_parser import parse_formula
 from cadsr_sklearn.expressions.library import Library
 from cadsr_sklearn.search.build import build_search
 from cadsr_sklearn.search.genetic import _Grammar, breadth_first, crossover, mutate, subtree_end
-from cadsr_sklearn.search.inversion import INVERSES, invertible, subtree_target
+from cadsr_sklearn.expressions.operations import apply_rows
+from cadsr_sklearn.search.inversion import (INVERSES, invertible, output_through, path_steps,
+                                            subtree_target)
 from cadsr_sklearn.search.linear import (INNER_PROPOSALS, MAX_MONOMIALS, LinearCombinations,
                                          Selection, _exponent_vectors, forward_selection)
 from cadsr_sklearn.search.proposers import GENETIC, LINEAR, POLICY, Proposal
@@ -183,16 +185,30 @@ def test_forward_selection_finds_the_sparse_sum():
     assert len(path) == 3  # a step per term, up to n_terms
 
 
-def test_a_selection_leaves_out_undefined_rows_and_numbers_extra_columns_after():
+def test_a_column_the_chosen_ones_span_ends_the_path():
+    """Once x and z are chosen, x + 1e-15·w is in their span to round-off, yet it still
+    correlates a little with what is left of y: it is not fitted, and the path ends."""
     rng = np.random.default_rng(0)
-    B, extra = rng.normal(size=(300, 12)), rng.normal(size=(300, 2))
-    y = 2.0 * B[:, 3] - 0.5 * extra[:, 1] + 1.25
+    x, z, w = rng.normal(size=(3, 200))
+    B = np.column_stack([x, z, x + 1e-15 * w])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = forward_selection(B, x + z + 0.1 * w, np.ones(200), n_terms=3)
+    assert len(path) == 2 and 1 in path[-1][0]
+    assert np.allclose(path[-1][1][:2], [1.0, 1.0], atol=0.05)
+    assert forward_selection(B, np.full(200, 3.0), np.ones(200), n_terms=3) == []
+
+
+def test_a_selection_leaves_out_undefined_rows_and_numbers_scaled_columns_after():
+    rng = np.random.default_rng(0)
+    B, scale = rng.normal(size=(300, 12)), rng.normal(size=300)
+    y = 2.0 * B[:, 3] - 3.0 * scale * B[:, 1] + 1.25
     defined = rng.random(300) > 0.1
     y[~defined] = 1e6  # rows no value reaches
     selection = Selection(B, np.ones(300))
-    columns, coef = selection.path(y, 2, defined, extra)[1]
+    columns, coef = selection.path(y, 2, defined, scale)[1]
     assert sorted(columns) == [3, 13]
-    assert np.allclose(coef[np.argsort(columns)], [2.0, -0.5]) and np.isclose(coef[-1], 1.25)
+    assert np.allclose(coef[np.argsort(columns)], [2.0, -3.0]) and np.isclose(coef[-1], 1.25)
     assert all(max(columns) < 12 for columns, _ in selection.path(y, 2, defined))
 
 
@@ -383,10 +399,27 @@ def test_the_target_of_each_subtree_is_what_it_outputs_in_its_formula(names, con
     y = expression.evaluate(X)
     prefix, values = _subtree_values(expression, X)
     token_names = [t.name for t in library.tokens]
+    written = list(expression.prefix_constants())
+
+    def apply(token, a, b):
+        return apply_rows(library.opcodes[token], a, b, library.operator_table)
+
     for place in range(1, len(prefix)):
         assert invertible(token_names, prefix, library.arity_by_id, place)
-        target = subtree_target(prefix, library.arity_by_id, token_names, values, place, y)
+        steps = path_steps(prefix, library.arity_by_id, values, place)
+        target = subtree_target(steps, token_names, y)
         assert np.allclose(target, values[place], rtol=1e-9, atol=1e-12), names[place]
+        # and back up: the formula's output from the sub-tree's values, and from others
+        assert np.allclose(output_through(steps, values[place], apply), y, rtol=1e-12)
+        # a constant k in its place: the formula written so, evaluated by its program
+        end = subtree_end(prefix, place, library.arity_by_id)
+        before = sum(t == library.const_id for t in prefix[:place])
+        after = sum(t == library.const_id for t in prefix[:end])
+        replaced = Expression.from_prefix(
+            prefix[:place] + [library.const_id] + prefix[end:], library,
+            written[:before] + [1.25] + written[after:])
+        assert np.allclose(output_through(steps, np.full(len(X), 1.25), apply),
+                           replaced.evaluate(X), rtol=1e-12, equal_nan=True), names[place]
 
 
 def test_a_target_no_value_reaches_is_nan_and_custom_operators_are_not_inverted():
@@ -395,7 +428,8 @@ def test_a_target_no_value_reaches_is_nan_and_custom_operators_are_not_inverted(
     expression = Expression.from_names(["sqrt", "x0"], library, order="prefix")
     prefix, values = _subtree_values(expression, X)
     names = [t.name for t in library.tokens]
-    target = subtree_target(prefix, library.arity_by_id, names, values, 1, np.array([-1.0, 3.0]))
+    steps = path_steps(prefix, library.arity_by_id, values, 1)
+    target = subtree_target(steps, names, np.array([-1.0, 3.0]))
     assert np.isnan(target[0]) and target[1] == 9.0  # no root is -1
     assert set(INVERSES) >= {"add", "sub", "mul", "div", "pow", "sin", "cos", "log", "sqrt",
                              "exp"}

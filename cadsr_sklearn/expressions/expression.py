@@ -34,7 +34,8 @@ from .notation import rounded_latex
 from .positions import tree_positions
 from .simple_numbers import snap_number
 
-__all__ = ["Expression", "Node", "evaluate_many", "is_complete", "sympy_complexity"]
+__all__ = ["Expression", "Node", "evaluate_many", "is_complete", "node_complexity",
+           "sympy_complexity"]
 
 @dataclass
 class Node:
@@ -86,6 +87,15 @@ def is_complete(tokens: Sequence[int], library: Library) -> bool:
     except (TypeError, ValueError):
         return False
     return _first_children(ids, library)[0] is not None
+
+
+def node_complexity(tokens: Sequence[int], library: Library) -> int:
+    """The nodes of a tree of ``library`` tokens, each counted with its token's
+    complexity: the number of nodes unless the library weighs some operators."""
+    if library.uniform_complexity:
+        return len(tokens)
+    weight = library.complexity_by_id
+    return sum(weight[t] for t in tokens)
 
 
 class Expression:
@@ -183,10 +193,7 @@ class Expression:
         """The nodes, each counted with its token's complexity
         (:attr:`Library.complexity_by_id <cadsr_sklearn.Library.complexity_by_id>`):
         the number of nodes unless the library weighs some operators."""
-        if self.library.uniform_complexity:
-            return len(self.tokens)
-        weight = self.library.complexity_by_id
-        return sum(weight[t] for t in self.tokens)
+        return node_complexity(self.tokens, self.library)
 
     @property
     def complexity(self) -> int:

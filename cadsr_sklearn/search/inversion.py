@@ -14,13 +14,14 @@ The trees are in preorder, as :mod:`cadsr_sklearn.search.genetic` edits them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .genetic import subtree_end
 
-__all__ = ["INVERSES", "invertible", "subtree_target"]
+__all__ = ["INVERSES", "PathStep", "invertible", "output_through", "path_steps", "subtree_target"]
 
 Inverse = Callable[[np.ndarray, np.ndarray | None, int], np.ndarray]
 
@@ -73,22 +74,60 @@ def invertible(names: Sequence[str], prefix: Sequence[int], arity: Sequence[int]
                for node, _ in _path(prefix, arity, position))
 
 
-def subtree_target(prefix: Sequence[int], arity: Sequence[int], names: Sequence[str],
-                   values: Sequence[np.ndarray], position: int, y: np.ndarray) -> np.ndarray:
-    """What the sub-tree at ``position`` must output for the formula ``prefix`` to output
-    ``y``, row by row (NaN where no value does).
+@dataclass(frozen=True)
+class PathStep:
+    """One operator on the path from the root down to a sub-tree: its token, which of
+    its children the path goes through, and the other child's values (None for a
+    unary operator)."""
 
-    ``values[i]`` are the outputs of the sub-tree rooted at ``prefix[i]`` on the rows of
-    ``y``; ``names[token]`` the operator's name. Every operator on the path must be
+    token: int
+    child: int
+    other: np.ndarray | None
+
+
+def path_steps(prefix: Sequence[int], arity: Sequence[int], values: Sequence[np.ndarray],
+               position: int) -> list[PathStep]:
+    """The operators from the root of ``prefix`` down to ``position``, root first.
+
+    ``values[i]`` are the outputs of the sub-tree rooted at ``prefix[i]``.
+    """
+    steps = []
+    for node, child in _path(prefix, arity, position):
+        siblings = _children(prefix, arity, node)
+        other = values[siblings[1 - child]] if len(siblings) == 2 else None
+        steps.append(PathStep(prefix[node], child, other))
+    return steps
+
+
+def subtree_target(steps: Sequence[PathStep], names: Sequence[str],
+                   y: np.ndarray) -> np.ndarray:
+    """What the sub-tree at the end of the path ``steps`` (:func:`path_steps`) must
+    output for its formula to output ``y``, row by row (NaN where no value does).
+
+    ``names[token]`` is the operator's name; every operator on the path must be
     :func:`invertible`.
     """
     target = np.asarray(y, dtype=np.float64)
     with np.errstate(all="ignore"):
-        for node, child in _path(prefix, arity, position):
-            siblings = _children(prefix, arity, node)
-            other = values[siblings[1 - child]] if len(siblings) == 2 else None
-            target = INVERSES[names[prefix[node]]](target, other, child)
+        for step in steps:
+            target = INVERSES[names[step.token]](target, step.other, step.child)
     return np.where(np.isfinite(target), target, np.nan)
+
+
+def output_through(steps: Sequence[PathStep], values: np.ndarray,
+                   apply: Callable[[int, np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+    """The formula's output when the sub-tree at the end of the path ``steps`` outputs
+    ``values``, the other branches held: the way back up :func:`subtree_target`.
+    ``apply(token, a, b)`` is the operator's value on rows (``b`` ignored by a unary
+    one)."""
+    for step in reversed(steps):
+        if step.other is None:
+            values = apply(step.token, values, values)
+        elif step.child == 0:
+            values = apply(step.token, values, step.other)
+        else:
+            values = apply(step.token, step.other, values)
+    return values
 
 
 def _children(prefix: Sequence[int], arity: Sequence[int], node: int) -> list[int]:

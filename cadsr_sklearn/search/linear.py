@@ -52,13 +52,15 @@ from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
-from ..expressions.expression import Expression
+from ..expressions.expression import Expression, node_complexity
 from ..expressions.library import Library
+from ..expressions.opcodes import jit
+from ..expressions.operations import apply_rows
 from ..scoring.rewards import Reward
 from ..scoring.scorer import Candidate
 from ..settings import TrainingSettings
 from .genetic import subtree_end
-from .inversion import INVERSES, invertible, subtree_target
+from .inversion import INVERSES, invertible, output_through, path_steps, subtree_target
 from .proposers import LINEAR, Proposal
 
 if TYPE_CHECKING:  # the loop's record of a search; it imports the proposers
@@ -109,48 +111,182 @@ class Selection:
     targets: the columns' weighted, centred values and norms are computed once."""
 
     def __init__(self, B: np.ndarray, sqrt_w: np.ndarray) -> None:
-        self.B, self.sqrt_w = B, sqrt_w
-        self.centred, self.inverse_norms = _centred(B * sqrt_w[:, None])
+        self.B, self.sqrt_w = np.ascontiguousarray(B), sqrt_w
+        self.centred, self.inverse_norms = _centred(self.B * sqrt_w[:, None])
 
     def path(self, y: np.ndarray, n_terms: int, defined: np.ndarray | None = None,
-             extra: np.ndarray | None = None) -> list[tuple[list[int], np.ndarray]]:
+             scale: np.ndarray | None = None) -> list[tuple[list[int], np.ndarray]]:
         """The steps for the target ``y`` (rows not ``defined`` left out; the columns'
         centring is not redone without them, so they choose a column a little less
-        sharply, and the coefficients are exact), among the columns of ``B`` and then
-        those of ``extra`` (n, q), numbered p, p + 1, … after them; with ``extra``,
-        the first step takes one of its columns."""
+        sharply, and the coefficients are exact), among the columns of ``B`` and, with
+        ``scale`` (n,), then those of ``B`` times ``scale``, numbered p, p + 1, …
+        after them, one of which the first step takes. A column the chosen ones already
+        span (to round-off) ends the path: least squares would only split a
+        coefficient between the two.
+
+        The pursuit is compiled (:func:`_matching_pursuit`): the inner leaves take a
+        few hundred paths an epoch."""
         sqrt_w = self.sqrt_w if defined is None else np.where(defined, self.sqrt_w, 0.0)
-        blocks = [(self.centred, self.inverse_norms)]
-        if extra is not None:
-            blocks.append(_centred(extra * self.sqrt_w[:, None]))
-        p = self.B.shape[1]
+        scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, float)
+        chosen = np.zeros(n_terms, dtype=np.int64)
+        coefs = np.zeros((n_terms, n_terms + 1))
         with np.errstate(all="ignore"):
-            kept = sqrt_w > 0
-            yw = np.where(kept, y, 0.0) * sqrt_w
-            ones = np.ones((len(y), 1))
-            residual = yw - kept * (yw.sum() / max(1, int(kept.sum())))
-            chosen: list[int] = []
-            path = []
-            for _ in range(n_terms):
-                score = np.concatenate([np.abs(c.T @ residual) * s for c, s in blocks])
-                score[chosen] = 0.0
-                if extra is not None and not chosen:
-                    score[:p] = 0.0
-                best = int(np.argmax(score))
-                if not score[best] > 0:  # no usable column left, or none correlates
-                    break
-                chosen.append(best)
-                columns = [self.B[:, j] if j < p else extra[:, j - p] for j in chosen]
-                design = np.column_stack(columns + [ones]) * sqrt_w[:, None]
-                try:
-                    coef, *_ = np.linalg.lstsq(design, yw, rcond=None)
-                except np.linalg.LinAlgError:  # SVD did not converge: the path ends here
-                    break
-                if not np.all(np.isfinite(coef)):
-                    break
-                residual = yw - design @ coef
-                path.append((list(chosen), coef))
-        return path
+            steps = _matching_pursuit(self.centred, self.inverse_norms, self.B, scale,
+                                      self.sqrt_w, np.ascontiguousarray(y, float), sqrt_w,
+                                      chosen, coefs)
+        return [(chosen[:k + 1].tolist(), coefs[k, :k + 2].copy()) for k in range(steps)]
+
+
+@jit()
+def _matching_pursuit(centred, inverse_norms, B, scale, column_w, y, sqrt_w, chosen, coefs):
+    """Orthogonal matching pursuit with an intercept (:meth:`Selection.path`): writes
+    step k's column in ``chosen[k]`` and its coefficients (intercept last) in
+    ``coefs[k, :k + 2]``; returns the number of steps taken.
+
+    Column j < p is ``B[:, j]``, its centred values (weighted by ``column_w``)
+    ``centred[:, j]`` and the inverse of their norm ``inverse_norms[j]``; with a
+    ``scale`` (n,), column p + j is ``scale * B[:, j]``, centred here alike, and the
+    first step takes one of those. Rows where ``sqrt_w`` is 0 are left out. Each step
+    takes the column whose correlation with the residual is largest, refits every
+    chosen column by least squares, and ends the path where no column correlates or
+    the fit is not finite, or the column is one the chosen ones span. The least
+    squares are a QR of the weighted design grown a column a step (Gram–Schmidt,
+    twice), not a fresh factorisation each step."""
+    n, p = B.shape
+    q = p if len(scale) else 0
+    extra_mean, extra_inverse_norms = _scaled_centring(B, scale, column_w)
+    n_kept, total = 0, 0.0
+    yw = np.zeros(n)
+    for i in range(n):
+        if sqrt_w[i] > 0:
+            yw[i] = y[i] * sqrt_w[i]
+            total += yw[i]
+            n_kept += 1
+    residual = yw.copy()
+    for i in range(n):
+        if sqrt_w[i] > 0:
+            residual[i] -= total / max(1, n_kept)
+    # the weighted design's QR, grown a column a step: the intercept first, then the
+    # chosen columns; its coefficients solve R·c = Qᵀ·yw
+    m = len(chosen) + 1
+    Q, R, projections = np.zeros((n, m)), np.zeros((m, m)), np.zeros(m)
+    if not _add_column(Q, R, projections, 0, sqrt_w.copy(), yw):
+        return 0
+    score = np.zeros(p + q)
+    for step in range(len(chosen)):
+        score[:] = 0.0
+        scored = p if not (q and step == 0) else 0  # the first step takes a scaled column
+        for i in range(n):
+            r = residual[i]
+            for j in range(scored):
+                score[j] += centred[i, j] * r
+            if q:
+                a = scale[i] * column_w[i]
+                for j in range(q):
+                    score[p + j] += (a * B[i, j] - extra_mean[j]) * r
+        best, best_score = -1, 0.0
+        for j in range(p + q):
+            inverse_norm = inverse_norms[j] if j < p else extra_inverse_norms[j - p]
+            taken = inverse_norm == 0 or (q > 0 and step == 0 and j < p)
+            for k in range(step):
+                taken = taken or chosen[k] == j
+            if taken:
+                continue
+            s = abs(score[j]) * inverse_norm
+            if s != s:  # not a number: the path ends here
+                return step
+            if s > best_score:
+                best, best_score = j, s
+        if best < 0:  # no usable column left, or none correlates
+            return step
+        chosen[step] = best
+        column = np.empty(n)
+        for i in range(n):
+            column[i] = (B[i, best] if best < p else scale[i] * B[i, best - p]) * sqrt_w[i]
+        if not _add_column(Q, R, projections, step + 1, column, yw):
+            return step  # a column the chosen ones already span: nothing more to fit
+        coef = _back_substitution(R[:step + 2, :step + 2], projections[:step + 2])
+        if not np.all(np.isfinite(coef)):
+            return step
+        coefs[step, :step + 1] = coef[1:]
+        coefs[step, step + 1] = coef[0]
+        for i in range(n):
+            fitted = 0.0
+            for k in range(step + 2):
+                fitted += Q[i, k] * projections[k]
+            residual[i] = yw[i] - fitted
+    return len(chosen)
+
+
+@jit()
+def _add_column(Q, R, projections, m, column, yw):
+    """Orthonormalises ``column`` against ``Q[:, :m]`` (twice: Gram–Schmidt's second
+    pass restores the orthogonality the first loses) into ``Q[:, m]``, its
+    coordinates into ``R[:m + 1, m]`` and yw's new coordinate into ``projections[m]``;
+    False, and nothing written, where the column is (to round-off) in their span."""
+    n = len(column)
+    size = np.sqrt(np.sum(column * column))
+    for _ in range(2):
+        for k in range(m):
+            dot = 0.0
+            for i in range(n):
+                dot += Q[i, k] * column[i]
+            for i in range(n):
+                column[i] -= dot * Q[i, k]
+            R[k, m] += dot
+    norm = np.sqrt(np.sum(column * column))
+    if not (norm > np.finfo(np.float64).eps * n * size):
+        R[:m, m] = 0.0
+        return False
+    R[m, m] = norm
+    projection = 0.0
+    for i in range(n):
+        Q[i, m] = column[i] / norm
+        projection += Q[i, m] * yw[i]
+    projections[m] = projection
+    return True
+
+
+@jit()
+def _back_substitution(R, b):
+    """x with R·x = b, R upper triangular."""
+    x = np.zeros(len(b))
+    for k in range(len(b) - 1, -1, -1):
+        total = b[k]
+        for j in range(k + 1, len(b)):
+            total -= R[k, j] * x[j]
+        x[k] = total / R[k, k]
+    return x
+
+
+@jit()
+def _scaled_centring(B, scale, column_w):
+    """The means and inverse norms (:func:`_centred`'s rule) of the columns of
+    ``B * (scale * column_w)``, without making them; none without a ``scale``."""
+    n, p = B.shape
+    if not len(scale):
+        return np.zeros(0), np.zeros(0)
+    mean, square = np.zeros(p), np.zeros(p)
+    for i in range(n):
+        a = scale[i] * column_w[i]
+        for j in range(p):
+            mean[j] += a * B[i, j]
+    mean /= n
+    for i in range(n):
+        a = scale[i] * column_w[i]
+        for j in range(p):
+            d = a * B[i, j] - mean[j]
+            square[j] += d * d
+    norms = np.sqrt(square)
+    largest = 1.0
+    for j in range(p):
+        if np.isfinite(norms[j]) and norms[j] > largest:
+            largest = norms[j]
+    inverse_norms = np.zeros(p)
+    for j in range(p):
+        if np.isfinite(norms[j]) and norms[j] > 1e-12 * largest:
+            inverse_norms[j] = 1.0 / norms[j]
+    return mean, inverse_norms
 
 
 def _centred(Bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -178,6 +314,27 @@ class _Place:
     constants: list[float]
     first_constant: int
     end_constant: int
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    """A leaf fitted to a place's target: its preorder tokens and constants, and its
+    values on the rows it was fitted on."""
+
+    prefix: list[int]
+    constants: list[float]
+    values: np.ndarray  # (n,)
+
+
+@dataclass(frozen=True)
+class _Rewritten:
+    """A formula with a leaf in place of one of its sub-trees: its preorder tokens and
+    constants, and its output on the leaf's rows (from the leaf's values, back up the
+    path: nothing is compiled until it is among the best)."""
+
+    prefix: list[int]
+    constants: list[float]
+    output: np.ndarray  # (n,)
 
 
 class LinearCombinations:
@@ -343,9 +500,9 @@ class LinearCombinations:
                 written[0][1] + written[1][1])
 
     def _leaves(self, target: np.ndarray, monomials: list[Term], selections: list[Selection],
-                n_terms: int, parent: str | None) -> Iterator[tuple[list[int], list[float]] | None]:
-        """The leaves fitted to ``target`` (NaN on a row no value reaches), as the
-        preorder tokens and constants of each (None: one the library cannot write):
+                n_terms: int, parent: str | None) -> Iterator[_Leaf]:
+        """The leaves fitted to ``target`` (NaN on a row no value reaches) that the
+        library can write:
 
         - each step of the forward selection's path over the monomials, a sum;
         - each step of its path over the monomials and ``target`` times them, from a
@@ -369,20 +526,30 @@ class LinearCombinations:
             wrap = [] if name is None else [self.library.index(name)]
             for selection in selections:
                 path = selection.path(t, n_terms, defined)
-                for columns, coef in path:
-                    leaf = self._sum_prefix([monomials[j] for j in columns], coef)
-                    yield None if leaf is None else (wrap + leaf[0], leaf[1])
+                for step in path:
+                    leaf = self._sum_prefix([monomials[j] for j in step[0]], step[1])
+                    if leaf is not None:
+                        sum_values = _smooth(selection.B, step)
+                        yield _Leaf(wrap + leaf[0], leaf[1], sum_values if name is None
+                                    else self._apply(wrap[0], sum_values, sum_values))
                 if name is not None or not path:
                     continue
                 width = selection.B.shape[1]
                 with np.errstate(all="ignore"):
-                    times_target = -_smooth(selection.B, path[-1])[:, None] * selection.B
-                for columns, coef in selection.path(t, n_terms, defined, times_target):
-                    yield self._rational(
-                        [(monomials[j], k) for j, k in zip(columns, coef) if j < width],
-                        float(coef[-1]),
-                        [(monomials[j - width], k) for j, k in zip(columns, coef)
-                         if j >= width])
+                    minus_target = -_smooth(selection.B, path[-1])
+                for columns, coef in selection.path(t, n_terms, defined, minus_target):
+                    numerator = [(j, k) for j, k in zip(columns, coef) if j < width]
+                    denominator = [(j - width, k) for j, k in zip(columns, coef) if j >= width]
+                    leaf = self._rational([(monomials[j], k) for j, k in numerator],
+                                          float(coef[-1]),
+                                          [(monomials[j], k) for j, k in denominator])
+                    if leaf is not None:
+                        yield _Leaf(*leaf, _ratio_values(selection.B, numerator, coef[-1],
+                                                         denominator))
+
+    def _apply(self, token: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The operator ``token``'s value on rows, as a formula's program computes it."""
+        return apply_rows(self.library.opcodes[token], a, b, self.library.operator_table)
 
     @property
     def _wrappers(self) -> list[str]:
@@ -413,24 +580,26 @@ class LinearCombinations:
         B = np.column_stack([t.values for t in monomials])
         selections = [Selection(B[:, :width], weights)
                       for width in sorted({self._one_feature, len(monomials)}) if width]
-        written: dict[tuple, tuple[float, Expression]] = {}
+        written: dict[tuple, tuple[float, _Rewritten]] = {}
         for cand in sources[:LEAF_SOURCES]:
-            for expression in self._with_leaves(cand.expression, X, y, monomials, selections,
-                                                n_terms):
+            for rewritten in self._with_leaves(cand.expression, X, y, monomials, selections,
+                                               n_terms):
                 with np.errstate(all="ignore"):
-                    residual = (expression.evaluate(X) - y) * weights
+                    residual = (rewritten.output - y) * weights
                     loss = float(residual @ residual) / n_rows
                 if not math.isfinite(loss):
                     continue
-                bic = _leaf_bic(loss, expression.complexity, reward)
-                if bic < written.get(expression.key, (math.inf,))[0]:
-                    written[expression.key] = (bic, expression)
+                key = tuple(rewritten.prefix)  # one tree, one preorder: the formula's key
+                complexity = node_complexity(key, self.library) + len(rewritten.constants)
+                bic = _leaf_bic(loss, complexity, reward)
+                if bic < written.get(key, (math.inf,))[0]:
+                    written[key] = (bic, rewritten)
         closest = sorted(written.values(), key=lambda pair: pair[0])[:INNER_PROPOSALS]
-        return [expression for _, expression in closest]
+        return [Expression.from_prefix(r.prefix, self.library, r.constants) for _, r in closest]
 
     def _with_leaves(self, source: Expression, X: np.ndarray, y: np.ndarray,
                      monomials: list[Term], selections: list[Selection],
-                     n_terms: int) -> Iterator[Expression]:
+                     n_terms: int) -> Iterator[_Rewritten]:
         """``source`` with a leaf of ``monomials`` (:meth:`_leaves`) in place of each of its
         invertible sub-trees in turn, fitted to the values it must take there."""
         lib, arity = self.library, self.library.arity_by_id
@@ -441,16 +610,16 @@ class LinearCombinations:
         for place in places[1:]:
             if not invertible(names, prefix, arity, place.start):
                 continue
-            target = subtree_target(prefix, arity, names, values, place.start, y)
-            parent = names[prefix[_parent(prefix, arity, place.start)]]
-            for leaf in self._leaves(target, monomials, selections, n_terms, parent):
-                if leaf is None:
-                    continue
-                tokens = prefix[:place.start] + leaf[0] + prefix[place.end:]
+            steps = path_steps(prefix, arity, values, place.start)
+            target = subtree_target(steps, names, y)
+            for leaf in self._leaves(target, monomials, selections, n_terms,
+                                     names[steps[-1].token]):
+                tokens = prefix[:place.start] + leaf.prefix + prefix[place.end:]
                 if len(tokens) <= self.max_length:
-                    yield Expression.from_prefix(
-                        tokens, lib, constants[:place.first_constant] + leaf[1]
-                        + constants[place.end_constant:])
+                    with np.errstate(all="ignore"):
+                        output = output_through(steps, leaf.values, self._apply)
+                    yield _Rewritten(tokens, constants[:place.first_constant] + leaf.constants
+                                     + constants[place.end_constant:], output)
 
     def _monomial_terms(self, X: np.ndarray) -> list[Term]:
         """The monomials ∏ x_j^e_j of an inner leaf's basis (see the constants above),
@@ -495,6 +664,16 @@ def _smooth(B: np.ndarray, step: tuple[list[int], np.ndarray]) -> np.ndarray:
     return B[:, columns] @ coef[:-1] + coef[-1]
 
 
+def _ratio_values(B: np.ndarray, numerator: list[tuple[int, float]], p0: float,
+                  denominator: list[tuple[int, float]]) -> np.ndarray:
+    """P / Q on the rows of ``B``: P = p0 + Σ p_i·B_i and Q = 1 + Σ q_j·B_j, for the
+    (column, coefficient) pairs of ``numerator`` and ``denominator``."""
+    with np.errstate(all="ignore"):
+        P = sum((k * B[:, j] for j, k in numerator), np.full(len(B), float(p0)))
+        Q = sum((k * B[:, j] for j, k in denominator), np.ones(len(B)))
+        return P / Q
+
+
 def _leaf_bic(mean_square: float, complexity: int, reward: Reward) -> float:
     """The BIC that ranks the formulas with an inner leaf before their constants are
     polished: their mean square on the leaf's rows (no lower than the round-off floor),
@@ -505,14 +684,6 @@ def _leaf_bic(mean_square: float, complexity: int, reward: Reward) -> float:
     the law."""
     S = reward.n_samples
     return S * math.log(max(mean_square, reward.floor)) + complexity * math.log(S)
-
-
-def _parent(prefix: list[int], arity, place: int) -> int:
-    """The preorder position of the operator whose child is at ``place`` (> 0)."""
-    node = place - 1
-    while subtree_end(prefix, node, arity) <= place:
-        node -= 1
-    return node
 
 
 def _product(factors: list[int], mul: int) -> list[int]:
