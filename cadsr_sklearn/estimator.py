@@ -153,7 +153,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         a node is replaced by one of its sub-trees.
     tournament_size : int, default=5
         Parents are the highest reward of this many drawn at random.
-    linear_terms : int or "auto", default="auto"
+    linear_terms : int, default=3
         Linear leaves (:mod:`cadsr_sklearn.search.linear`): every epoch, sums
         ``c0 + c1·b1 + … + cm·bm`` of up to this many terms, chosen by greedy forward
         selection among the features, their products and ratios and the sub-trees of
@@ -163,24 +163,22 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         v**2/c**2`` under the root of ``m0/sqrt(…)``), a ratio of sums (``1/(1 -
         v/c)``) or a unary operator of a sum (``sqrt(Bx**2 + By**2 + Bz**2)``), each
         of up to this many terms. Each coefficient is a fitted constant the criterion
-        charges. 0 is off (the paper; see :ref:`genetic-stage` for what they bought, and
-        with ``unary_edits=2`` on data without units).
-        ``"auto"``: 3 where ``fit`` is given units (``X_units`` and ``y_units``) that
-        constrain the formula, where they raised the share of laws found (see
-        :ref:`units shrink the problem <dimensional-reduction>`), and 0 without.
+        charges. 0 is off (the paper). On by default, with ``unary_edits=2``: on
+        Feynman fits of 60 s without units the two together solved 39 of 60 laws
+        against the paper's loop's 28 at 10 % noise (see :ref:`genetic-stage`).
         Not in the paper.
-    unary_edits : int, default=0
+    unary_edits : int, default=2
         Unary edits (:mod:`cadsr_sklearn.search.unary_edits`): every epoch, each one-node
         change of a unary operator of this many of the formulas of highest reward that no
         edit wrote (τ*, the replay buffer, the epoch's) is fitted and scored: each unary
         operator put above each sub-tree, each unary node swapped for another or removed.
         ``asin(n*sin(theta2))`` is one such edit of ``n*sin(theta2)``, the approximation
         the search holds on to. An edit can become τ* or join the hall of fame; none
-        trains the policy. 0 is off (the paper, and the default). With the linear leaves
-        (``linear_terms=3 unary_edits=2``) Feynman fits of 60 s without units solved 39 of
-        60 laws against the paper's loop's 28 at 10 % noise, and 51 against 35 without
-        noise, but the laws both found at 10 % noise took a third longer (see
-        :ref:`genetic-stage`). Not in the paper.
+        trains the policy. 0 is off (the paper). With the linear leaves (both on by
+        default) Feynman fits of 60 s without units solved 39 of 60 laws against the
+        paper's loop's 28 at 10 % noise, and 51 against 35 without noise; at 10 % noise
+        the laws both found took 1.2 times as long (see :ref:`genetic-stage`). Not in
+        the paper.
     embedding_dim : int, default=10
         Token embedding width E (the paper's r).
     dct_dim : int, default=8
@@ -543,7 +541,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ref_update_every=5,
         # the genetic stage of every epoch
         genetic_generations=0, genetic_population=200, genetic_elites=25, crossover_rate=0.5,
-        mutation_rate=0.5, tournament_size=5, linear_terms="auto", unary_edits=0,
+        mutation_rate=0.5, tournament_size=5, linear_terms=3, unary_edits=2,
         # the policy and its priors
         embedding_dim=10, dct_dim=8, n_layers=1, n_heads=1, ff_dim=2048, attention="dct",
         position_encoding="dpe", embedding_std=0.02, parent_sibling=True, arity_prior=True,
@@ -717,7 +715,6 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         kept = getattr(self, "search_state_", None) if self.warm_start else None
         units = (UnitsRule(self.data_units_) if self.data_units_ and self.data_units_.constrains
                  else None)
-        settings = settings.for_units(units is not None)
         search = continued_search(settings, X, y, sample_weight, fingerprint, self.device_, kept,
                                   units)
         # with units that reduce the law, a search on its dimensionless groups too

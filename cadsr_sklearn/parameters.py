@@ -88,7 +88,7 @@ PARAMETER_CONSTRAINTS: dict = {
     "crossover_rate": [Interval(Real, 0, 1, closed="both")],
     "mutation_rate": [Interval(Real, 0, 1, closed="both")],
     "tournament_size": [Interval(Integral, 1, None, closed="left")],
-    "linear_terms": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"})],
+    "linear_terms": [Interval(Integral, 0, None, closed="left")],
     "unary_edits": [Interval(Integral, 0, None, closed="left")],
     # an alias is a value in its own right, not deprecated: it behaves as its rule
     "model_selection": [StrOptions(set(RULES) | set(ALIASES))],

@@ -35,13 +35,6 @@ from .expressions.library import (canonical_operators, check_operator_complexity
                                   operator_names)
 from .sampling.policy import Policy
 
-#: The terms of a linear leaf that ``linear_terms="auto"`` stands for on data with units. On the
-#: Feynman development sample with units (2000 rows, 60 s) they raised the laws found from 44
-#: to 48 of 60 at noise 0 and from 34 to 38 at noise 0.1 (docs/experiments/
-#: dimensional-reduction.md, "Round four"). Without units "auto" is none, the paper's loop:
-#: there they cost time to the laws and one NIST file its certified form (genetic.md).
-LINEAR_TERMS_WITH_UNITS = 3
-
 __all__ = ["SearchSettings", "LibrarySettings", "PolicySettings", "SamplingSettings",
            "ScoringSettings", "TrainingSettings", "ReportSettings", "IslandSettings"]
 
@@ -139,9 +132,8 @@ class TrainingSettings:
     crossover_rate: float
     mutation_rate: float
     tournament_size: int
-    # the most terms of a linear leaf's sum (search.linear); 0: none; "auto" until the data's
-    # units decide it (SearchSettings.for_units)
-    linear_terms: int | str
+    # the most terms of a linear leaf's sum (search.linear); 0: none
+    linear_terms: int
     # the best formulas whose one-node unary edits are proposed each epoch
     # (search.unary_edits); 0: none
     unary_edits: int
@@ -226,20 +218,6 @@ class SearchSettings:
             settings = replace(settings, training=replace(settings.training,
                                                           **settings.islands.overrides(0)))
         return settings
-
-    def for_units(self, has_units: bool) -> "SearchSettings":
-        """These settings with ``linear_terms="auto"`` (the search's and any island's) as the
-        number it stands for on data with physical units (``has_units``) or without."""
-        def resolved(terms: int | str) -> int:
-            return (LINEAR_TERMS_WITH_UNITS if has_units else 0) if terms == "auto" else terms
-
-        islands = self.islands
-        if islands.island_params:
-            islands = replace(islands, island_params=[
-                {**entry, "linear_terms": resolved(entry["linear_terms"])}
-                if "linear_terms" in entry else entry for entry in islands.island_params])
-        return replace(self, islands=islands, training=replace(
-            self.training, linear_terms=resolved(self.training.linear_terms)))
 
     def with_required(self, columns: tuple[int, ...]) -> "SearchSettings":
         """These settings with ``required_features`` as the data's column indices."""

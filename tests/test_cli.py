@@ -198,7 +198,8 @@ def test_show_prints_the_chosen_formulas_constants_with_their_intervals(tmp_path
     y = 1.37 * X[:, 0] + 2 * X[:, 1] + rng.normal(0, 0.05, 100)
     model = CADSRRegressor(n_epochs=4, batch_size=48, ff_dim=32, max_length=14, device="cpu",
                            random_state=0, binary_operators=("mul", "add"),
-                           unary_operators=("neg",), use_one=False, max_constants=2).fit(X, y)
+                           unary_operators=("neg",), use_one=False, max_constants=2,
+                           linear_terms=0, unary_edits=0).fit(X, y)  # the paper's loop
     c0, s0 = model.constants_.to_dict("records")
     assert not c0["fixed"] and s0["fixed"]  # the case this test is about
     path = tmp_path / "model.joblib"

@@ -42,7 +42,11 @@ def test_predict_is_the_exported_formula(fitted, quadratic):
 
 def test_fitted_attributes(fitted):
     assert fitted.n_features_in_ == 1
-    assert fitted.n_evaluations_ == fitted.n_epochs_ * 200
+    # every formula scored is counted, whoever proposed it: the policy's 200 an epoch,
+    # the linear leaves', the unary edits' (those its scorer had not scored before)
+    assert fitted.n_evaluations_ == fitted.history_[-1]["evaluations"]
+    assert all(h["proposed_policy"] == 200 for h in fitted.history_)
+    assert fitted.n_evaluations_ > fitted.n_epochs_ * 200
     assert len(fitted.history_) == fitted.n_epochs_
     record = fitted.history_[-1]
     for key in ("best_reward", "best_loss", "time", "evaluations", "approx_kl", "clip_fraction",
@@ -87,7 +91,10 @@ def test_max_evaluations(quadratic):
     # max_time: tests/test_budgets.py (on a clock of its own), perf/bench_max_time.py (the wall)
     X, y = quadratic
     y = y + np.sin(3 * X[:, 0])
-    model = CADSRRegressor(n_epochs=1000, max_evaluations=600, **SMALL).fit(X, y)
+    # the paper's loop, one batch an epoch: the count stops on the budget exactly
+    # (with proposers, one proposal past it at most: tests/test_budgets.py)
+    model = CADSRRegressor(n_epochs=1000, max_evaluations=600, linear_terms=0, unary_edits=0,
+                           **SMALL).fit(X, y)
     assert model.stop_reason_ == "max_evaluations" and model.n_evaluations_ == 600
 
 
@@ -245,7 +252,7 @@ def test_paper_settings_are_the_papers_table_with_the_additions_off():
     assert {name for name in params if params[name] != defaults[name]} == {
         "max_time", "criterion", "batch_size", "learning_rate", "parent_sibling", "arity_prior",
         "length_prior", "const_screen_samples", "row_batch", "tol", "prune", "snap_constants",
-        "dimensional_reduction", "linear_terms"}
+        "dimensional_reduction", "linear_terms", "unary_edits"}
     assert CADSRRegressor.paper(learning_rate=1e-3).learning_rate == 1e-3  # overrides win
     with pytest.raises(TypeError):
         PAPER_SETTINGS["batch_size"] = 1  # read-only

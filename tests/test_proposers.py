@@ -135,9 +135,10 @@ def test_the_loop_records_each_proposer_and_who_wrote_the_answer():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 3, (200, 2))
     y = X[:, 0] / (X[:, 0] + X[:, 1])
+    # the genetic stage beside the policy alone (the linear leaves write this ratio)
     model = CADSRRegressor(batch_size=64, n_epochs=3, random_state=0, n_jobs=1,
-                           genetic_generations=2, genetic_population=32,
-                           genetic_elites=8).fit(X, y)
+                           genetic_generations=2, genetic_population=32, genetic_elites=8,
+                           linear_terms=0, unary_edits=0).fit(X, y)
     first = model.history_[0]
     # every child scored is counted; at most the 8 elites enter the selection
     assert first["proposed_policy"] == 64 and first["proposed_genetic"] > 8
@@ -148,7 +149,7 @@ def test_the_loop_records_each_proposer_and_who_wrote_the_answer():
     assert model.n_evaluations_ > 3 * 64
 
     paper = CADSRRegressor(batch_size=64, n_epochs=3, random_state=0, n_jobs=1,
-                           genetic_generations=0).fit(X, y)
+                           genetic_generations=0, linear_terms=0, unary_edits=0).fit(X, y)
     assert paper.n_evaluations_ == 3 * 64
     assert all(h["proposed_genetic"] == 0 for h in paper.history_)
     assert paper.found_by_ == POLICY
@@ -183,6 +184,22 @@ def test_forward_selection_finds_the_sparse_sum():
     assert sorted(columns) == [3, 7]
     assert np.allclose(coef[np.argsort(columns)], [2.0, -0.5]) and np.isclose(coef[-1], 1.25)
     assert len(path) == 3  # a step per term, up to n_terms
+
+
+def test_a_selection_with_integer_weights_is_one_on_repeated_rows():
+    """scikit-learn's contract for sample_weight holds in the forward selection too: the
+    columns are centred on their weighted means, and a row of weight k counts as k rows."""
+    rng = np.random.default_rng(0)
+    B, scale = rng.uniform(0.5, 2.0, size=(40, 6)), rng.uniform(0.5, 2.0, size=40)
+    y = 2.0 * B[:, 3] - 0.5 * B[:, 1] * B[:, 2] + rng.normal(0, 0.1, 40)
+    counts = rng.integers(0, 4, size=40)
+    for extra in (None, scale):
+        weighted = Selection(B, np.sqrt(counts.astype(float))).path(y, 3, None, extra)
+        repeated = Selection(B.repeat(counts, axis=0), np.ones(counts.sum())).path(
+            y.repeat(counts), 3, None, None if extra is None else extra.repeat(counts))
+        assert [c for c, _ in weighted] == [c for c, _ in repeated]
+        for (_, a), (_, b) in zip(weighted, repeated):
+            np.testing.assert_allclose(a, b, rtol=1e-9)
 
 
 def test_a_column_the_chosen_ones_span_ends_the_path():
@@ -224,16 +241,11 @@ def test_linear_leaves_write_a_sum_in_one_epoch():
     assert 3 < model.history_[0]["proposed_linear"] <= 3 + INNER_PROPOSALS
 
 
-def test_linear_terms_auto_stands_for_leaves_where_the_data_have_units():
-    assert CADSRRegressor().linear_terms == "auto"
-    for params, with_units, without in [({}, 3, 0), ({"linear_terms": 0}, 0, 0),
-                                        ({"linear_terms": 2}, 2, 2)]:
-        given = settings(**params)
-        assert given.for_units(True).training.linear_terms == with_units
-        assert given.for_units(False).training.linear_terms == without
-    islands = settings(n_islands=2, island_params=[{}, {"linear_terms": "auto"}])
-    assert islands.for_units(True).islands.island_params == [{}, {"linear_terms": 3}]
-    assert islands.for_units(False).islands.overrides(1) == {"linear_terms": 0}
+def test_the_leaves_and_the_edits_are_on_by_default_and_off_in_the_papers_settings():
+    assert (CADSRRegressor().linear_terms, CADSRRegressor().unary_edits) == (3, 2)
+    assert (CADSRRegressor.paper().linear_terms, CADSRRegressor.paper().unary_edits) == (0, 0)
+    with pytest.raises(ValueError, match="linear_terms"):  # "auto" was the units' choice
+        CADSRRegressor(linear_terms="auto").fit(np.ones((10, 1)), np.arange(10.0))
 
 
 def test_a_fit_with_units_proposes_leaves_in_both_searches(monkeypatch):
@@ -243,17 +255,15 @@ def test_a_fit_with_units_proposes_leaves_in_both_searches(monkeypatch):
     X = rng.uniform(1, 3, (100, 3))  # m, v, c: the relativistic mass, v < c
     X[:, 1] = X[:, 2] * rng.uniform(0.1, 0.6, 100)
     y = X[:, 0] / np.sqrt(1 - X[:, 1] ** 2 / X[:, 2] ** 2) + rng.normal(0, 0.01, 100)
-    # the search on the dimensionless groups gets the number "auto" stands for, not its
-    # own (its features have no units)
-    handed = []
-    search_groups = reduction.search_groups
-    monkeypatch.setattr(reduction, "search_groups", lambda *args, **kwargs: (
-        handed.append(args[7]), search_groups(*args, **kwargs))[1])
-    model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1,
-                           island_params=[{"linear_terms": "auto"}]).fit(
+    copies = []  # the copy of the estimator that searches the dimensionless groups
+    clone = reduction.clone
+    monkeypatch.setattr(reduction, "clone", lambda estimator: (
+        copies.append(clone(estimator)), copies[-1])[1])
+    model = CADSRRegressor(batch_size=64, n_epochs=2, random_state=0, n_jobs=1).fit(
         X, y, X_units=["kg", "m/s", "m/s"], y_units="kg")
     assert all(h["proposed_linear"] > 0 for h in model.history_)
-    assert handed == [{"linear_terms": 3, "island_params": [{"linear_terms": 3}]}]
+    [copy] = copies
+    assert all(h["proposed_linear"] > 0 for h in copy.history_)
 
 
 def test_linear_leaves_keep_the_constant_cap():

@@ -78,7 +78,9 @@ def test_same_random_state_same_search_in_fresh_processes(tmp_path):
         runs.append(json.loads(out.strip().splitlines()[-1]))
     first, second = runs
     assert first["1"]["history"], "no epoch ran"
-    assert first["1"]["n_evaluations"] == 400 and first["1"]["stop"] == "n_epochs"
+    assert len(first["1"]["history"]) == 4 and first["1"]["stop"] == "n_epochs"
+    assert first["1"]["n_evaluations"] > 400  # the policy's 4 × 100, and the proposers'
+
     for field in first["1"]:
         assert first["1"][field] == second["1"][field], field
     # constants fitted and formulas evaluated on threads: the same search again

@@ -117,10 +117,10 @@ def _series(y, name):
 def compile_kernels() -> None:
     """Compile the numerical kernels before the search's clock starts, saying so when it
     took a while: the first run on a machine compiles them, once (they are cached on disk)."""
-    from ..scoring.levenberg_marquardt import warm_up
+    from ..search.session import compile_kernels as compile_all
 
     start = time.perf_counter()
-    warm_up()
+    compile_all()
     took = time.perf_counter() - start
     if took >= 1.0:
         print(f"  Compiled the numerical kernels in {took:.0f} s (once per machine; not part "

@@ -103,7 +103,7 @@ class Search(SearchParts):
         With the settings the search was started with, a resumed search ends
         where the uninterrupted one would have.
         """
-        self.config = settings.for_units(self.units is not None).training
+        self.config = settings.training
         if self.archipelago is not None:
             self.archipelago.resume(settings)
         for fitter in self.fitters:
@@ -163,7 +163,6 @@ def build_search(settings: SearchSettings, X: np.ndarray, y: np.ndarray,
     ``numpy_seed``) seeds the scorers alone: islands take the head's, so that they score on
     the same rows and their rewards compare.
     """
-    settings = settings.for_units(units is not None)  # linear_terms="auto" as the units decide
     library = build_library(settings.library, X.shape[1])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(torch_seed)  # weight initialisation without touching global RNG state

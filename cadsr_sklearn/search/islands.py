@@ -174,9 +174,9 @@ _INTERRUPTED: set[str] = set()
 
 def _settle(key: str, search) -> None:
     """Keep ``search`` here as island ``key``, its kernels compiled (or loaded from cache)."""
-    from ..scoring import levenberg_marquardt
+    from .session import compile_kernels
 
-    levenberg_marquardt.warm_up()
+    compile_kernels()
     _ISLANDS[key] = search
 
 

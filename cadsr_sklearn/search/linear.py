@@ -66,7 +66,7 @@ from .proposers import LINEAR, Proposal
 if TYPE_CHECKING:  # the loop's record of a search; it imports the proposers
     from .training import SearchParts
 
-__all__ = ["LinearCombinations", "Selection", "Term", "forward_selection"]
+__all__ = ["LinearCombinations", "Selection", "Term", "forward_selection", "warm_up"]
 
 #: The best formulas of the epoch whose sub-trees join the basis.
 SUBTREE_SOURCES = 10
@@ -112,7 +112,7 @@ class Selection:
 
     def __init__(self, B: np.ndarray, sqrt_w: np.ndarray) -> None:
         self.B, self.sqrt_w = np.ascontiguousarray(B), sqrt_w
-        self.centred, self.inverse_norms = _centred(self.B * sqrt_w[:, None])
+        self.centred, self.inverse_norms = _centred(self.B, sqrt_w)
 
     def path(self, y: np.ndarray, n_terms: int, defined: np.ndarray | None = None,
              scale: np.ndarray | None = None) -> list[tuple[list[int], np.ndarray]]:
@@ -143,35 +143,39 @@ def _matching_pursuit(centred, inverse_norms, B, scale, column_w, y, sqrt_w, cho
     step k's column in ``chosen[k]`` and its coefficients (intercept last) in
     ``coefs[k, :k + 2]``; returns the number of steps taken.
 
-    Column j < p is ``B[:, j]``, its centred values (weighted by ``column_w``)
-    ``centred[:, j]`` and the inverse of their norm ``inverse_norms[j]``; with a
-    ``scale`` (n,), column p + j is ``scale * B[:, j]``, centred here alike, and the
-    first step takes one of those. Rows where ``sqrt_w`` is 0 are left out. Each step
-    takes the column whose correlation with the residual is largest, refits every
-    chosen column by least squares, and ends the path where no column correlates or
-    the fit is not finite, or the column is one the chosen ones span. The least
-    squares are a QR of the weighted design grown a column a step (Gram–Schmidt,
-    twice), not a fresh factorisation each step."""
+    Column j < p is ``B[:, j]``, its centred values (:func:`_centred`, with the
+    weights' roots ``column_w``) ``centred[:, j]`` and the inverse of their norm
+    ``inverse_norms[j]``; with a ``scale`` (n,), column p + j is ``scale * B[:, j]``,
+    centred here alike, and the first step takes one of those. Rows where ``sqrt_w``
+    is 0 are left out. Each step takes the column whose correlation with the residual
+    is largest, refits every chosen column by least squares, and ends the path where no
+    column correlates, the fit is not finite, or the column is one the chosen ones
+    span. The least squares are a QR of the weighted design grown a column a step
+    (Gram–Schmidt, twice), not a fresh factorisation each step."""
     n, p = B.shape
     q = p if len(scale) else 0
     extra_mean, extra_inverse_norms = _scaled_centring(B, scale, column_w)
-    n_kept, total = 0, 0.0
     yw = np.zeros(n)
     for i in range(n):
         if sqrt_w[i] > 0:
             yw[i] = y[i] * sqrt_w[i]
-            total += yw[i]
-            n_kept += 1
-    residual = yw.copy()
-    for i in range(n):
-        if sqrt_w[i] > 0:
-            residual[i] -= total / max(1, n_kept)
     # the weighted design's QR, grown a column a step: the intercept first, then the
     # chosen columns; its coefficients solve R·c = Qᵀ·yw
     m = len(chosen) + 1
     Q, R, projections = np.zeros((n, m)), np.zeros((m, m)), np.zeros(m)
     if not _add_column(Q, R, projections, 0, sqrt_w.copy(), yw):
         return 0
+    # the residual of the intercept's weighted fit: y less its weighted mean (exactly 0
+    # for a constant y, where Q's projection would leave round-off to correlate with)
+    total, mean = 0.0, 0.0
+    for i in range(n):
+        total += sqrt_w[i] * sqrt_w[i]
+        mean += sqrt_w[i] * yw[i]
+    mean /= total
+    residual = np.zeros(n)
+    for i in range(n):
+        if sqrt_w[i] > 0:
+            residual[i] = sqrt_w[i] * (y[i] - mean)
     score = np.zeros(p + q)
     for step in range(len(chosen)):
         score[:] = 0.0
@@ -181,9 +185,9 @@ def _matching_pursuit(centred, inverse_norms, B, scale, column_w, y, sqrt_w, cho
             for j in range(scored):
                 score[j] += centred[i, j] * r
             if q:
-                a = scale[i] * column_w[i]
+                a, root = scale[i], column_w[i]
                 for j in range(q):
-                    score[p + j] += (a * B[i, j] - extra_mean[j]) * r
+                    score[p + j] += root * (a * B[i, j] - extra_mean[j]) * r
         best, best_score = -1, 0.0
         for j in range(p + q):
             inverse_norm = inverse_norms[j] if j < p else extra_inverse_norms[j - p]
@@ -261,21 +265,22 @@ def _back_substitution(R, b):
 
 @jit()
 def _scaled_centring(B, scale, column_w):
-    """The means and inverse norms (:func:`_centred`'s rule) of the columns of
-    ``B * (scale * column_w)``, without making them; none without a ``scale``."""
+    """The weighted means and the inverse norms (:func:`_centred`'s rule) of the columns
+    of ``B`` times ``scale``, without making them; none without a ``scale``."""
     n, p = B.shape
     if not len(scale):
         return np.zeros(0), np.zeros(0)
     mean, square = np.zeros(p), np.zeros(p)
+    total = 0.0
     for i in range(n):
-        a = scale[i] * column_w[i]
+        w = column_w[i] * column_w[i]
+        total += w
         for j in range(p):
-            mean[j] += a * B[i, j]
-    mean /= n
+            mean[j] += w * scale[i] * B[i, j]
+    mean /= total
     for i in range(n):
-        a = scale[i] * column_w[i]
         for j in range(p):
-            d = a * B[i, j] - mean[j]
+            d = column_w[i] * (scale[i] * B[i, j] - mean[j])
             square[j] += d * d
     norms = np.sqrt(square)
     largest = 1.0
@@ -289,12 +294,15 @@ def _scaled_centring(B, scale, column_w):
     return mean, inverse_norms
 
 
-def _centred(Bw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The columns of ``Bw`` less their means, and the inverses of their norms: 0 for a
-    column that is constant, or not finite (a column of 1e200s overflows its norm),
-    whose centred values are then 0 too."""
+def _centred(B: np.ndarray, sqrt_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``B`` less their weighted means, times the weights' roots (the
+    columns of a weighted least squares with an intercept, so that a row of weight k
+    counts as k rows), and the inverses of their norms: 0 for a column that is
+    constant, or not finite (a column of 1e200s overflows its norm), whose centred
+    values are then 0 too."""
     with np.errstate(all="ignore"):
-        centred = Bw - Bw.mean(0)
+        w = sqrt_w * sqrt_w
+        centred = (B - (w @ B) / w.sum()) * sqrt_w[:, None]
         norms = np.linalg.norm(centred, axis=0)
         finite = np.isfinite(norms)
         usable = finite & (norms > 1e-12 * max(1.0, float(norms[finite].max(initial=0.0))))
@@ -520,7 +528,8 @@ class LinearCombinations:
         for name, values in [(None, target)] + [
                 (u, self._inverse(u, target)) for u in self._wrappers if u != parent]:
             defined = np.isfinite(values)
-            if defined.mean() < 0.9:  # the formula cannot reach y on many rows
+            weight = selections[0].sqrt_w ** 2  # a row of weight k counts as k rows
+            if weight @ defined < 0.9 * weight.sum():  # the formula cannot reach y on many rows
                 continue
             t = np.where(defined, values, 0.0)
             wrap = [] if name is None else [self.library.index(name)]
@@ -653,6 +662,19 @@ class LinearCombinations:
             self._one_feature = next((i for i, t in enumerate(terms)
                                       if len(variables & set(t.prefix)) > 1), len(terms))
         return self._monomials
+
+
+def warm_up() -> None:
+    """Compile the linear leaves' kernels (or load them from the disk cache), with the
+    types a search passes: the forward selection, plain and with scaled columns, and an
+    operator's values on rows."""
+    x = np.linspace(1.0, 2.0, 8)
+    B, defined = np.column_stack([x, x * x]), np.ones(8, dtype=bool)
+    selection = Selection(B, np.ones(8))
+    selection.path(x ** 3, 2, defined)
+    selection.path(x ** 3, 2, defined, -x)
+    library = Library(1)
+    LinearCombinations(library, 8)._apply(library.index("add"), x, x)
 
 
 def _smooth(B: np.ndarray, step: tuple[list[int], np.ndarray]) -> np.ndarray:

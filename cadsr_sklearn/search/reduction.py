@@ -139,7 +139,7 @@ class GroupSearch:
             return result
         self.done = search_groups(self.estimator, self.reduction, self.X, self.y,
                                   self.sample_weight, self.library, self.seed,
-                                  self._resolved_auto(), scheduler=self.scheduler, **budget)
+                                  scheduler=self.scheduler, **budget)
         seed_formulas(search, list(self.done.formulas), REDUCTION,
                       evaluations=self.done.n_evaluations)
         state = search.state
@@ -149,13 +149,6 @@ class GroupSearch:
                        found_by=None if state.best is None else state.best.origin,
                        interrupted=interrupted,
                        stop_reason="interrupted" if interrupted else result.stop_reason)
-
-    def _resolved_auto(self) -> dict[str, Any]:
-        """The parameters whose ``"auto"`` the original search's units decided (its settings
-        are resolved), for the copy that searches the groups: its features have no units, so
-        its own ``"auto"`` would be none."""
-        return {"linear_terms": self.settings.training.linear_terms,
-                "island_params": self.settings.islands.island_params}
 
     def _budget_left(self, result: SearchResult) -> dict | None:
         """The whole budget less what the original search spent; None where none is left."""
@@ -188,21 +181,19 @@ def plan_reduction(estimator, settings: SearchSettings, X: np.ndarray, y: np.nda
 
 
 def search_groups(estimator, reduction: Reduction, X: np.ndarray, y: np.ndarray,
-                  sample_weight: np.ndarray | None, library: Library, seed: int,
-                  resolved: dict[str, Any], *,
+                  sample_weight: np.ndarray | None, library: Library, seed: int, *,
                   n_epochs: int, max_time: float | None, max_evaluations: int | None,
                   scheduler: Any = None) -> ReducedSearch:
     """Search for f on (groups, y / prefactor) with a copy of ``estimator`` and these
-    budgets, seeded with ``seed``, with the parameters the original search's units ``resolved``
-    from ``"auto"`` (``linear_terms`` and ``island_params``); its front written back as trees
-    of ``library`` (the search's on the original features). With islands, the copy's run on
-    ``scheduler`` (the workers of the original search's)."""
+    budgets, seeded with ``seed``; its front written back as trees of ``library`` (the
+    search's on the original features). With islands, the copy's run on ``scheduler`` (the
+    workers of the original search's)."""
     copy = clone(estimator)
     if scheduler is not None:
         copy.set_params(scheduler=scheduler)
     copy.set_params(
         dimensional_reduction=False, guesses=None, required_features=None, checkpoint=None,
-        warm_start=False, keep_candidates=False, verbose=0, random_state=seed, **resolved,
+        warm_start=False, keep_candidates=False, verbose=0, random_state=seed,
         n_epochs=n_epochs, max_time=max_time, max_evaluations=max_evaluations)
     start = time.perf_counter()
     with warnings.catch_warnings(), np.errstate(all="ignore"):

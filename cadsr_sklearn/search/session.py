@@ -19,6 +19,7 @@ from ..scoring import levenberg_marquardt
 from ..user_warning import warn_user
 from .continuation import SearchSaver
 from .devices import blas_threads, older_objects_frozen, torch_threads
+from . import linear
 from .build import Search
 from .training import EpochRecord, SearchResult, run_loop
 
@@ -26,6 +27,13 @@ if TYPE_CHECKING:  # the display is the caller's (a factory): the search imports
     from ..reporting.progress import Progress
 
 __all__ = ["run_session", "check_found"]
+
+
+def compile_kernels() -> None:
+    """Compile every kernel a search and its answer run (the constant fit's, the
+    programs', the linear leaves'), or load them from the disk cache."""
+    levenberg_marquardt.warm_up()
+    linear.warm_up()
 
 
 def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Progress"],
@@ -37,7 +45,7 @@ def run_session(search: Search, saver: SearchSaver, progress: Callable[[], "Prog
     takes them."""
     # The compiled kernels, before the budget's clock starts: the first run on a
     # machine compiles them (tens of seconds, once), which max_time does not count.
-    levenberg_marquardt.warm_up()
+    compile_kernels()
     shown = progress()
 
     def after_epoch(record: EpochRecord, search: Search) -> None:
