@@ -164,8 +164,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         v/c)``) or a unary operator of a sum (``sqrt(Bx**2 + By**2 + Bz**2)``), each
         of up to this many terms. Each coefficient is a fitted constant the criterion
         charges. 0 is off (the paper). On by default, with ``unary_edits=2``: on
-        Feynman fits of 60 s without units the two together solved 39 of 60 laws
-        against the paper's loop's 28 at 10 % noise (see :ref:`genetic-stage`).
+        Feynman fits of 60 s without units the two together solved 42 of 60 laws
+        against the paper's loop's 29 at 10 % noise (see :ref:`genetic-stage`).
         Not in the paper.
     unary_edits : int, default=2
         Unary edits (:mod:`cadsr_sklearn.search.unary_edits`): every epoch, each one-node
@@ -175,10 +175,10 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         ``asin(n*sin(theta2))`` is one such edit of ``n*sin(theta2)``, the approximation
         the search holds on to. An edit can become τ* or join the hall of fame; none
         trains the policy. 0 is off (the paper). With the linear leaves (both on by
-        default) Feynman fits of 60 s without units solved 39 of 60 laws against the
-        paper's loop's 28 at 10 % noise, and 51 against 35 without noise; at 10 % noise
-        the laws both found took 1.2 times as long (see :ref:`genetic-stage`). Not in
-        the paper.
+        default) Feynman fits of 60 s without units solved 42 of 60 laws against the
+        paper's loop's 29 at 10 % noise, and 51 against 35 without noise; at 10 % noise
+        the laws both found took a median 15.2 s against 12.3 s (see
+        :ref:`genetic-stage`). Not in the paper.
     embedding_dim : int, default=10
         Token embedding width E (the paper's r).
     dct_dim : int, default=8

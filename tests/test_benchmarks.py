@@ -13,7 +13,7 @@ import sympy
 from sympy.polys.polyerrors import HeuristicGCDFailed
 
 from cadsr_sklearn.benchmarks import execution, metrics, results, tasks
-from cadsr_sklearn.benchmarks.methods import FitResult, method_unavailable
+from cadsr_sklearn.benchmarks.methods import FitResult, method_unavailable, seconds_to_best
 from cadsr_sklearn.benchmarks.metrics import (
     SimplifyTimeout,
     is_symbolic_solution,
@@ -711,3 +711,20 @@ def test_a_formula_sympy_fails_on_is_judged_as_on_a_time_out(monkeypatch, error)
     monkeypatch.setattr(metrics, "simplified_complexity_unbounded", fails)
     assert metrics.is_symbolic_solution(x + 1, x, timeout=1.0) is False
     assert metrics.simplified_complexity(x + 1, timeout=1.0) == 3
+
+
+def test_seconds_to_best_is_when_the_final_formula_was_first_written():
+    """A refit that moves τ*'s loss in the ninth digit is no new find; a formula of another
+    complexity, or a real gain in loss, is."""
+    def epoch(time, k, loss):
+        return {"time": time, "best_complexity": k, "best_loss": loss}
+
+    refit = 1.1497e-4 * (1 - 1e-9)
+    history = [epoch(1.0, 12, 2.0e-4), epoch(2.0, 9, 1.1497e-4), epoch(3.0, 9, refit),
+               epoch(4.0, 9, refit)]
+    assert seconds_to_best(history, 5.0) == 2.0
+    history += [epoch(5.0, 9, 1.14e-4)]  # the same size, a better fit: another formula
+    assert seconds_to_best(history, 6.0) == 5.0
+    history += [epoch(6.0, 8, 1.14e-4)]  # as close, one node fewer
+    assert seconds_to_best(history, 7.0) == 6.0
+    assert seconds_to_best([], 7.0) == 7.0

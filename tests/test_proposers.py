@@ -512,7 +512,7 @@ def test_a_ratio_of_sums_is_written_as_fitted_with_a_monomial_on_both_sides():
     X = np.linspace(1, 3, 50)[:, None]
     search = _search(X, X[:, 0], linear_terms=2, genetic_generations=0)
     linear = next(p for p in search.proposers if p.origin == LINEAR)
-    x = next(t for t in linear._monomial_terms(X) if len(t.prefix) == 1 and not t.reciprocal)
+    x = next(t for t in linear._monomial_terms(X)[0] if len(t.prefix) == 1 and not t.reciprocal)
     tokens, constants = linear._rational([(x, 3.0)], 2.0, [(x, 0.5)])
     written = Expression.from_prefix(tokens, search.library, constants)
     np.testing.assert_allclose(written.evaluate(X), (2 + 3 * X[:, 0]) / (1 + 0.5 * X[:, 0]))
@@ -535,3 +535,23 @@ def test_a_ratio_of_sums_is_found_through_noise():
     best = max(_proposed_from(search, near), key=lambda c: c.criterion)
     assert best.criterion >= search.scorer.score_given([written])[0].criterion - 1e-6
     assert best.complexity <= 15
+
+
+def test_a_source_seen_before_gives_back_the_leaves_a_new_fit_would():
+    """The inner leaves of a formula are a function of it and the leaf's rows: the second
+    epoch that has it among its best gets the first's proposals without fitting them again,
+    and new rows (a warm start on other data) fit them anew."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(1, 5, (400, 4))
+    y = X[:, 0] * np.sqrt(X[:, 1] ** 2 + X[:, 2] ** 2 + X[:, 3] ** 2)
+    search = _search(X, y, linear_terms=3, genetic_generations=0)
+    linear = next(p for p in search.proposers if p.origin == LINEAR)
+    near = Expression.from_names(["mul", "x0", "x1"], search.library, order="prefix")
+    first = [c.expression.key for c in _proposed_from(search, near)]
+    fits = []
+    linear._best_rewritten = lambda *args: fits.append(args) or []  # what a new fit would be
+    assert [c.expression.key for c in _proposed_from(search, near)] == first
+    assert not fits
+    search.scorer.fitter.X = X[::-1].copy()  # other rows
+    _proposed_from(search, near)
+    assert len(fits) == 1

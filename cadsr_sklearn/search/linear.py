@@ -81,6 +81,10 @@ MAX_EXPONENT, MAX_DEGREE, MAX_MONOMIALS = 2, 4, 1000
 #: The rows of the constant fit that an inner leaf is first fitted on (its constants
 #: are then polished on all of them).
 LEAF_ROWS = 500
+#: The sources whose best rewritten formulas are remembered: the epoch's best formulas are
+#: often last epoch's (the replay buffer, the policy's favourites), and what their leaves
+#: give is a function of the formula, its constants and the leaf's rows alone.
+REMEMBERED_SOURCES = 1024
 #: Unary operators a leaf does not sit under: a sum absorbs ``neg``, a ratio of sums
 #: ``inv``, and ``abs`` of a sum is rarely a law.
 _NOT_WRAPPERS = frozenset({"neg", "inv", "abs"})
@@ -311,6 +315,26 @@ def _centred(B: np.ndarray, sqrt_w: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         return centred, np.where(usable, 1.0 / np.where(usable, norms, 1.0), 0.0)
 
 
+@dataclass
+class _LeafRows:
+    """The rows an inner leaf is fitted on, the basis of monomials on them, its forward
+    selections (:meth:`LinearCombinations._leaves`), and the best rewritten formulas of
+    each source already seen on these rows (:meth:`LinearCombinations._inner_sums`)."""
+
+    X: np.ndarray  # (n, d)
+    y: np.ndarray  # (n,)
+    sqrt_w: np.ndarray  # (n,)
+    monomials: list[Term]
+    selections: list[Selection]
+    # (preorder, constants, n_terms, S, σ²_min) of a source -> its best (BIC, preorder,
+    # constants)
+    best_of: dict[tuple, list[tuple[float, tuple[int, ...], list[float]]]]
+
+    def same_rows(self, X: np.ndarray, y: np.ndarray, sqrt_w: np.ndarray) -> bool:
+        return (np.array_equal(self.X, X) and np.array_equal(self.y, y)
+                and np.array_equal(self.sqrt_w, sqrt_w))
+
+
 @dataclass(frozen=True)
 class _Place:
     """A sub-tree of a formula: its span in the formula's preorder, its tokens and
@@ -354,14 +378,11 @@ class LinearCombinations:
         self.library, self.max_length = library, max_length
         self._features: list[Term] | None = None  # the features, products, ratios
         self._features_of: np.ndarray | None = None  # the rows they were computed on
-        self._monomials: list[Term] | None = None  # an inner leaf's basis
-        self._monomials_of: np.ndarray | None = None
-        self._one_feature = 0  # how many of them hold one feature (they come first)
+        self._leaf_rows: _LeafRows | None = None  # an inner leaf's rows and basis
 
     def __getstate__(self) -> dict:
         # the bases are functions of the rows: computed again, not kept in a checkpoint
-        return dict(self.__dict__, _features=None, _features_of=None, _monomials=None,
-                    _monomials_of=None)
+        return dict(self.__dict__, _features=None, _features_of=None, _leaf_rows=None)
 
     def active(self, config: TrainingSettings) -> bool:
         return config.linear_terms > 0 and self.library.const_id is not None
@@ -460,27 +481,29 @@ class LinearCombinations:
         constant k; None where the library lacks an operator the sum needs, a bare
         term is a reciprocal (1/b needs a one), or a constant is not finite."""
         lib = self.library
-        needed = {"mul"} | ({"add"} if len(parts) > 1 else set()) | (
-            {"div"} if any(t is not None and t.reciprocal for t, _ in parts) else set())
-        if not needed <= set(lib.names) or any(
+        reciprocal = any(t is not None and t.reciprocal for t, _ in parts)
+        needed = ("mul",) + (("add",) if len(parts) > 1 else ()) + (("div",) if reciprocal else ())
+        if any(name not in lib.names for name in needed) or reciprocal and any(
                 t is not None and t.reciprocal and k is None for t, k in parts):
             return None
-        c = lib.const_id
+        c, add = lib.const_id, lib.index("add") if len(parts) > 1 else None
         prefix: list[int] = []
         constants: list[float] = []
         for i, (term, k) in enumerate(parts):
             if i < len(parts) - 1:
-                prefix.append(lib.index("add"))
+                prefix.append(add)
             if term is None:
                 prefix.append(c)
             elif k is None:
                 prefix += term.prefix
-                constants += list(term.constants)
+                constants += term.constants
                 continue
             else:
                 prefix += [lib.index("div" if term.reciprocal else "mul"), c] + term.prefix
-            constants += [float(k)] + ([] if term is None else list(term.constants))
-        if not np.all(np.isfinite(constants)):
+            constants.append(float(k))
+            if term is not None:
+                constants += term.constants
+        if not all(map(math.isfinite, constants)):
             return None
         return prefix, constants
 
@@ -576,38 +599,63 @@ class LinearCombinations:
                     n_terms: int) -> list[Expression]:
         """The ``LEAF_SOURCES`` best ``sources`` with a leaf in place of one of their
         sub-trees: the ``INNER_PROPOSALS`` of them with the best BIC on ``LEAF_ROWS`` of
-        the constant fit's rows (:func:`_leaf_bic`)."""
+        the constant fit's rows (:func:`_leaf_bic`). A source seen before on these rows
+        gives back its best without a new fit."""
         if "add" not in self.library.names or "mul" not in self.library.names:
             return []
-        # evenly spread over the rows (a table sorted by x keeps its whole range)
-        rows = np.unique(np.linspace(0, len(fitter.target) - 1, LEAF_ROWS).astype(int))
-        X, y, weights = fitter.X[rows], fitter.target[rows], fitter.sqrt_w[rows]
-        n_rows = float(weights @ weights)
-        monomials = self._monomial_terms(X)
-        if not monomials:
+        rows = self._rows_for_leaves(fitter)
+        if not rows.monomials:
             return []
-        B = np.column_stack([t.values for t in monomials])
-        selections = [Selection(B[:, :width], weights)
-                      for width in sorted({self._one_feature, len(monomials)}) if width]
-        written: dict[tuple, tuple[float, _Rewritten]] = {}
+        written: dict[tuple, tuple[float, list[float]]] = {}
         for cand in sources[:LEAF_SOURCES]:
-            for rewritten in self._with_leaves(cand.expression, X, y, monomials, selections,
-                                               n_terms):
-                with np.errstate(all="ignore"):
-                    residual = (rewritten.output - y) * weights
-                    loss = float(residual @ residual) / n_rows
-                if not math.isfinite(loss):
-                    continue
-                key = tuple(rewritten.prefix)  # one tree, one preorder: the formula's key
-                complexity = node_complexity(key, self.library) + len(rewritten.constants)
-                bic = _leaf_bic(loss, complexity, reward)
-                if bic < written.get(key, (math.inf,))[0]:
-                    written[key] = (bic, rewritten)
-        closest = sorted(written.values(), key=lambda pair: pair[0])[:INNER_PROPOSALS]
-        return [Expression.from_prefix(r.prefix, self.library, r.constants) for _, r in closest]
+            source = cand.expression
+            key = (tuple(source.prefix()), tuple(source.prefix_constants()), n_terms,
+                   reward.n_samples, reward.floor)  # what the BIC of the leaves weighs
+            if key not in rows.best_of:
+                if len(rows.best_of) >= REMEMBERED_SOURCES:
+                    del rows.best_of[next(iter(rows.best_of))]  # the first remembered
+                rows.best_of[key] = self._best_rewritten(source, rows, reward, n_terms)
+            for bic, prefix, constants in rows.best_of[key]:
+                if bic < written.get(prefix, (math.inf,))[0]:
+                    written[prefix] = (bic, constants)
+        closest = sorted(written.items(), key=lambda item: item[1][0])[:INNER_PROPOSALS]
+        return [Expression.from_prefix(list(prefix), self.library, constants)
+                for prefix, (_, constants) in closest]
 
-    def _with_leaves(self, source: Expression, X: np.ndarray, y: np.ndarray,
-                     monomials: list[Term], selections: list[Selection],
+    def _rows_for_leaves(self, fitter) -> _LeafRows:
+        """``LEAF_ROWS`` of the constant fit's rows, evenly spread (a table sorted by x
+        keeps its whole range), with their basis; made again when the rows change."""
+        rows = np.unique(np.linspace(0, len(fitter.target) - 1, LEAF_ROWS).astype(int))
+        X, y, sqrt_w = fitter.X[rows], fitter.target[rows], fitter.sqrt_w[rows]
+        if self._leaf_rows is None or not self._leaf_rows.same_rows(X, y, sqrt_w):
+            monomials, one_feature = self._monomial_terms(X)
+            B = np.column_stack([t.values for t in monomials]) if monomials else None
+            selections = [Selection(B[:, :width], sqrt_w)
+                          for width in sorted({one_feature, len(monomials)}) if width]
+            self._leaf_rows = _LeafRows(X, y, sqrt_w, monomials, selections, {})
+        return self._leaf_rows
+
+    def _best_rewritten(self, source: Expression, rows: _LeafRows, reward: Reward,
+                        n_terms: int) -> list[tuple[float, tuple[int, ...], list[float]]]:
+        """The ``INNER_PROPOSALS`` formulas of ``source`` with a leaf inside
+        (:meth:`_with_leaves`) with the best BIC on the leaf's rows, each once."""
+        n_rows = float(rows.sqrt_w @ rows.sqrt_w)
+        best: dict[tuple, tuple[float, list[float]]] = {}
+        for rewritten in self._with_leaves(source, rows, n_terms):
+            with np.errstate(all="ignore"):
+                residual = (rewritten.output - rows.y) * rows.sqrt_w
+                loss = float(residual @ residual) / n_rows
+            if not math.isfinite(loss):
+                continue
+            key = tuple(rewritten.prefix)  # one tree, one preorder: the formula's key
+            complexity = node_complexity(key, self.library) + len(rewritten.constants)
+            bic = _leaf_bic(loss, complexity, reward)
+            if bic < best.get(key, (math.inf,))[0]:
+                best[key] = (bic, rewritten.constants)
+        closest = sorted(best.items(), key=lambda item: item[1][0])[:INNER_PROPOSALS]
+        return [(bic, prefix, constants) for prefix, (bic, constants) in closest]
+
+    def _with_leaves(self, source: Expression, rows: _LeafRows,
                      n_terms: int) -> Iterator[_Rewritten]:
         """``source`` with a leaf of ``monomials`` (:meth:`_leaves`) in place of each of its
         invertible sub-trees in turn, fitted to the values it must take there."""
@@ -615,13 +663,14 @@ class LinearCombinations:
         names = [t.name for t in lib.tokens]
         prefix, constants = source.prefix(), list(source.prefix_constants())
         places = self._subtrees_of(source)
-        values = [Expression.from_prefix(p.prefix, lib, p.constants).evaluate(X) for p in places]
+        values = [Expression.from_prefix(p.prefix, lib, p.constants).evaluate(rows.X)
+                  for p in places]
         for place in places[1:]:
             if not invertible(names, prefix, arity, place.start):
                 continue
             steps = path_steps(prefix, arity, values, place.start)
-            target = subtree_target(steps, names, y)
-            for leaf in self._leaves(target, monomials, selections, n_terms,
+            target = subtree_target(steps, names, rows.y)
+            for leaf in self._leaves(target, rows.monomials, rows.selections, n_terms,
                                      names[steps[-1].token]):
                 tokens = prefix[:place.start] + leaf.prefix + prefix[place.end:]
                 if len(tokens) <= self.max_length:
@@ -630,38 +679,34 @@ class LinearCombinations:
                     yield _Rewritten(tokens, constants[:place.first_constant] + leaf.constants
                                      + constants[place.end_constant:], output)
 
-    def _monomial_terms(self, X: np.ndarray) -> list[Term]:
-        """The monomials ∏ x_j^e_j of an inner leaf's basis (see the constants above),
-        finite on every row; built once for the rows ``X``."""
-        if self._monomials_of is None or not np.array_equal(self._monomials_of, X):
-            self._monomials = None
-        if self._monomials is None:
-            lib = self.library
-            var = [int(v) for v in lib.variable_ids]
-            terms = []
-            if "mul" in lib.names and "div" in lib.names:
-                mul, div = lib.index("mul"), lib.index("div")
-                for exponents in _exponent_vectors(len(var)):
-                    numerator = [v for v, e in zip(var, exponents) for _ in range(max(e, 0))]
-                    denominator = [v for v, e in zip(var, exponents) for _ in range(max(-e, 0))]
-                    with np.errstate(all="ignore"):
-                        values = np.prod([X[:, lib[v].feature] ** float(e)
-                                          for v, e in zip(var, exponents) if e], axis=0)
-                    if not np.all(np.isfinite(values)):
-                        continue
-                    if not numerator:
-                        terms.append(Term(_product(denominator, mul), [], values,
-                                          reciprocal=True))
-                    elif not denominator:
-                        terms.append(Term(_product(numerator, mul), [], values))
-                    else:
-                        terms.append(Term([div] + _product(numerator, mul)
-                                          + _product(denominator, mul), [], values))
-            self._monomials, self._monomials_of = terms, X
-            variables = set(var)  # the monomials of one feature come first
-            self._one_feature = next((i for i, t in enumerate(terms)
-                                      if len(variables & set(t.prefix)) > 1), len(terms))
-        return self._monomials
+    def _monomial_terms(self, X: np.ndarray) -> tuple[list[Term], int]:
+        """The monomials ∏ x_j^e_j of an inner leaf's basis on the rows ``X`` (see the
+        constants above), finite on every row, and how many of them hold one feature
+        (they come first)."""
+        lib = self.library
+        var = [int(v) for v in lib.variable_ids]
+        terms = []
+        if "mul" in lib.names and "div" in lib.names:
+            mul, div = lib.index("mul"), lib.index("div")
+            for exponents in _exponent_vectors(len(var)):
+                numerator = [v for v, e in zip(var, exponents) for _ in range(max(e, 0))]
+                denominator = [v for v, e in zip(var, exponents) for _ in range(max(-e, 0))]
+                with np.errstate(all="ignore"):
+                    values = np.prod([X[:, lib[v].feature] ** float(e)
+                                      for v, e in zip(var, exponents) if e], axis=0)
+                if not np.all(np.isfinite(values)):
+                    continue
+                if not numerator:
+                    terms.append(Term(_product(denominator, mul), [], values, reciprocal=True))
+                elif not denominator:
+                    terms.append(Term(_product(numerator, mul), [], values))
+                else:
+                    terms.append(Term([div] + _product(numerator, mul)
+                                      + _product(denominator, mul), [], values))
+        variables = set(var)
+        one_feature = next((i for i, t in enumerate(terms)
+                            if len(variables & set(t.prefix)) > 1), len(terms))
+        return terms, one_feature
 
 
 def warm_up() -> None:
