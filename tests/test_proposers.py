@@ -19,7 +19,8 @@ from cadsr_sklearn.expressions.operations import apply_rows
 from cadsr_sklearn.search.inversion import (INVERSES, invertible, output_through, path_steps,
                                             subtree_target)
 from cadsr_sklearn.search.linear import (INNER_PROPOSALS, MAX_MONOMIALS, LinearCombinations,
-                                         Selection, _exponent_vectors, forward_selection)
+                                         Selection, _exponent_vectors, _leaf_bic,
+                                         forward_selection)
 from cadsr_sklearn.search.proposers import GENETIC, LINEAR, POLICY, Proposal
 from cadsr_sklearn.units.quantities import data_units
 from cadsr_sklearn.units.rule import UnitsRule
@@ -227,6 +228,50 @@ def test_a_selection_leaves_out_undefined_rows_and_numbers_scaled_columns_after(
     assert sorted(columns) == [3, 13]
     assert np.allclose(coef[np.argsort(columns)], [2.0, -3.0]) and np.isclose(coef[-1], 1.25)
     assert all(max(columns) < 12 for columns, _ in selection.path(y, 2, defined))
+
+
+def test_a_path_gives_the_values_of_each_step_on_every_row():
+    """A step's values are its sum c0 + Σ c_i·B_i on every row, the rows left out of the
+    fit included; with scaled columns, the ratio P / Q its linearised fit stands for."""
+    rng = np.random.default_rng(0)
+    B = rng.uniform(1, 2, size=(200, 6))
+    y = (1.5 + 2.0 * B[:, 1]) / (1 + 0.5 * B[:, 4]) + rng.normal(0, 0.01, 200)
+    defined = rng.random(200) > 0.1
+    selection = Selection(B, np.ones(200))
+    path, values = selection.path_and_values(y, 3, defined)
+    assert len(path) == len(values) == 3
+    for (columns, coef), v in zip(path, values):
+        np.testing.assert_allclose(v, B[:, columns] @ coef[:-1] + coef[-1], rtol=1e-12)
+    path, ratios = selection.path_and_values(y, 3, defined, -values[-1])
+    for (columns, coef), v in zip(path, ratios):
+        P = coef[-1] + sum(k * B[:, j] for j, k in zip(columns, coef) if j < 6)
+        Q = 1 + sum(k * B[:, j - 6] for j, k in zip(columns, coef) if j >= 6)
+        np.testing.assert_allclose(v, P / Q, rtol=1e-12)
+    assert any(j >= 6 for j in path[0][0])  # a ratio from its first step
+
+
+def test_an_inner_leaf_is_ranked_by_the_bic_its_written_formula_has():
+    """The inner leaves are ranked before they are written: their output carried up the
+    path, their complexity from their shape. Each written formula has that BIC on the
+    leaf's rows, and no formula is proposed twice."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 3, (300, 3))
+    y = X[:, 0] * np.sqrt(X[:, 1] ** 2 + X[:, 2] ** 2) + rng.normal(0, 0.05, 300)
+    search = _search(X, y, linear_terms=3, genetic_generations=0)
+    linear = next(p for p in search.proposers if p.origin == LINEAR)
+    rows = linear._rows_for_leaves(search.scorer.fitter)
+    reward = search.scorer.reward
+    source = Expression.from_names(["mul", "x0", "add", "x1", "c"], search.library, [0.5],
+                                   order="prefix")
+    best = linear._best_rewritten(source, rows, reward, 3)
+    assert len(best) == INNER_PROPOSALS == len({prefix for _, prefix, _ in best})
+    assert [bic for bic, _, _ in best] == sorted(bic for bic, _, _ in best)
+    n_rows = rows.sqrt_w @ rows.sqrt_w
+    for bic, prefix, constants in best:
+        written = Expression.from_prefix(list(prefix), search.library, constants)
+        residual = (written.evaluate(rows.X) - rows.y) * rows.sqrt_w
+        loss = residual @ residual / n_rows
+        assert bic == pytest.approx(_leaf_bic(loss, written.complexity, reward), rel=1e-9)
 
 
 def test_linear_leaves_write_a_sum_in_one_epoch():

@@ -245,11 +245,15 @@ class Expression:
 
     def prefix(self) -> list[int]:
         """Token ids in preorder (parent, then children left to right)."""
+        return [self.tokens[i] for i in self.preorder()]
+
+    def preorder(self) -> list[int]:
+        """BFS indices of the nodes in preorder (parent, then children left to right)."""
         out: list[int] = []
         stack = [0]
         while stack:
             i = stack.pop()
-            out.append(self.tokens[i])
+            out.append(i)
             stack.extend(reversed(self.children(i)))
         return out
 
@@ -260,14 +264,7 @@ class Expression:
         for i, t in enumerate(self.tokens):
             if t == cid:
                 bfs_number[i] = len(bfs_number)
-        order = []
-        stack = [0]
-        while stack:
-            i = stack.pop()
-            if i in bfs_number:
-                order.append(bfs_number[i])
-            stack.extend(reversed(self.children(i)))
-        return order
+        return [bfs_number[i] for i in self.preorder() if i in bfs_number]
 
     def prefix_constants(self) -> np.ndarray:
         """Constant values in the order a preorder walk meets them."""

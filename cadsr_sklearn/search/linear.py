@@ -30,7 +30,7 @@ t, each over the monomials of the features (each exponent within ±2, degree at 
 - a sum, by forward selection on t: ``1 - v**2/c**2`` under the root of ``m0/sqrt(…)``;
 - a ratio of sums P/Q, by forward selection on the linearised t·Q = P (Q's constant
   fixed to one, so t = P − t·(Q − 1): the columns are the monomials and, for Q, the
-  monomials times the sum's fit of t, which has no noise; :func:`_smooth`):
+  monomials times the sum's fit of t, which has no noise; :meth:`LinearCombinations._leaves`):
   ``1/(4*pi*(1 - v/c))`` beside ``q/(epsilon*r)``;
 - u of a sum for each unary operator u of the library with an inverse, fitted to
   u⁻¹(t): ``sqrt(Bx**2 + By**2 + Bz**2)`` beside ``mom``.
@@ -47,7 +47,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
@@ -60,7 +60,8 @@ from ..scoring.rewards import Reward
 from ..scoring.scorer import Candidate
 from ..settings import TrainingSettings
 from .genetic import subtree_end
-from .inversion import INVERSES, invertible, output_through, path_steps, subtree_target
+from .inversion import (INVERSES, PathStep, invertible, output_through, path_steps,
+                        subtree_target)
 from .proposers import LINEAR, Proposal
 
 if TYPE_CHECKING:  # the loop's record of a search; it imports the proposers
@@ -130,22 +131,35 @@ class Selection:
 
         The pursuit is compiled (:func:`_matching_pursuit`): the inner leaves take a
         few hundred paths an epoch."""
+        return self.path_and_values(y, n_terms, defined, scale)[0]
+
+    def path_and_values(self, y: np.ndarray, n_terms: int, defined: np.ndarray | None = None,
+                        scale: np.ndarray | None = None
+                        ) -> tuple[list[tuple[list[int], np.ndarray]], np.ndarray]:
+        """:meth:`path`, and each step's values (steps, n) on every row, those left out
+        included: the sum c0 + Σ c_i·B_i, or with a ``scale`` the ratio P / Q of the
+        linearised fit t = P − t·(Q − 1) (P of the plain columns, Q = 1 + Σ q_j·B_j of
+        the scaled ones)."""
         sqrt_w = self.sqrt_w if defined is None else np.where(defined, self.sqrt_w, 0.0)
         scale = np.zeros(0) if scale is None else np.ascontiguousarray(scale, float)
         chosen = np.zeros(n_terms, dtype=np.int64)
         coefs = np.zeros((n_terms, n_terms + 1))
+        values = np.zeros((n_terms, len(self.B)))
         with np.errstate(all="ignore"):
             steps = _matching_pursuit(self.centred, self.inverse_norms, self.B, scale,
                                       self.sqrt_w, np.ascontiguousarray(y, float), sqrt_w,
-                                      chosen, coefs)
-        return [(chosen[:k + 1].tolist(), coefs[k, :k + 2].copy()) for k in range(steps)]
+                                      chosen, coefs, values)
+        return ([(chosen[:k + 1].tolist(), coefs[k, :k + 2].copy()) for k in range(steps)],
+                values[:steps])
 
 
 @jit()
-def _matching_pursuit(centred, inverse_norms, B, scale, column_w, y, sqrt_w, chosen, coefs):
+def _matching_pursuit(centred, inverse_norms, B, scale, column_w, y, sqrt_w, chosen, coefs,
+                      values):
     """Orthogonal matching pursuit with an intercept (:meth:`Selection.path`): writes
-    step k's column in ``chosen[k]`` and its coefficients (intercept last) in
-    ``coefs[k, :k + 2]``; returns the number of steps taken.
+    step k's column in ``chosen[k]``, its coefficients (intercept last) in
+    ``coefs[k, :k + 2]`` and its values on every row in ``values[k]``
+    (:meth:`Selection.path_and_values`); returns the number of steps taken.
 
     Column j < p is ``B[:, j]``, its centred values (:func:`_centred`, with the
     weights' roots ``column_w``) ``centred[:, j]`` and the inverse of their norm
@@ -218,6 +232,14 @@ def _matching_pursuit(centred, inverse_norms, B, scale, column_w, y, sqrt_w, cho
             return step
         coefs[step, :step + 1] = coef[1:]
         coefs[step, step + 1] = coef[0]
+        for i in range(n):
+            numerator, denominator = coef[0], 1.0
+            for k in range(step + 1):
+                if chosen[k] < p:
+                    numerator += coef[k + 1] * B[i, chosen[k]]
+                else:
+                    denominator += coef[k + 1] * B[i, chosen[k] - p]
+            values[step, i] = numerator / denominator
         for i in range(n):
             fitted = 0.0
             for k in range(step + 2):
@@ -329,6 +351,9 @@ class _LeafRows:
     # (preorder, constants, n_terms, S, σ²_min) of a source -> its best (BIC, preorder,
     # constants)
     best_of: dict[tuple, list[tuple[float, tuple[int, ...], list[float]]]]
+    # the shape of a leaf (:attr:`_SumLeaf.shape`, :attr:`_RatioLeaf.shape`) -> the size
+    # of what it writes, or None where the library cannot write it
+    sizes: dict[tuple, "_Size | None"] = field(default_factory=dict)
 
     def same_rows(self, X: np.ndarray, y: np.ndarray, sqrt_w: np.ndarray) -> bool:
         return (np.array_equal(self.X, X) and np.array_equal(self.y, y)
@@ -349,24 +374,51 @@ class _Place:
 
 
 @dataclass(frozen=True)
-class _Leaf:
-    """A leaf fitted to a place's target: its preorder tokens and constants, and its
-    values on the rows it was fitted on."""
+class _SumLeaf:
+    """A step of a forward selection's path as a leaf: c0 + Σ c_i·m_i over monomials,
+    under the unary operator ``wrap`` where there is one."""
 
-    prefix: list[int]
-    constants: list[float]
-    values: np.ndarray  # (n,)
+    wrap: int | None
+    columns: tuple[int, ...]
+    coef: np.ndarray  # (len(columns) + 1,), the intercept last
+
+    @property
+    def shape(self) -> tuple:
+        return ("sum", self.wrap, self.columns)
 
 
 @dataclass(frozen=True)
-class _Rewritten:
-    """A formula with a leaf in place of one of its sub-trees: its preorder tokens and
-    constants, and its output on the leaf's rows (from the leaf's values, back up the
-    path: nothing is compiled until it is among the best)."""
+class _RatioLeaf:
+    """A step of the path of a ratio of sums as a leaf: P / Q with P = p0 + Σ p_i·m_i
+    and Q = 1 + Σ q_j·m_j, each a (monomial, coefficient) pair."""
 
-    prefix: list[int]
-    constants: list[float]
-    output: np.ndarray  # (n,)
+    numerator: tuple[tuple[int, float], ...]
+    p0: float
+    denominator: tuple[tuple[int, float], ...]
+
+    @property
+    def shape(self) -> tuple:
+        return ("ratio", tuple(j for j, _ in self.numerator),
+                tuple(j for j, _ in self.denominator))
+
+
+@dataclass(frozen=True)
+class _Leaves:
+    """The leaves fitted to one target, and their values (L, n) on the leaf's rows. A
+    leaf is written as tokens only if its formula is among the best
+    (:meth:`LinearCombinations._best_rewritten`)."""
+
+    leaves: list[_SumLeaf | _RatioLeaf]
+    values: np.ndarray  # (L, n)
+
+
+@dataclass(frozen=True)
+class _Size:
+    """What a leaf of one shape adds to a formula: its tokens, and its complexity (nodes
+    weighed as :func:`node_complexity` weighs them, and its fitted constants)."""
+
+    length: int
+    complexity: int
 
 
 class LinearCombinations:
@@ -530,10 +582,9 @@ class LinearCombinations:
         return ([self.library.index("div")] + written[0][0] + written[1][0],
                 written[0][1] + written[1][1])
 
-    def _leaves(self, target: np.ndarray, monomials: list[Term], selections: list[Selection],
-                n_terms: int, parent: str | None) -> Iterator[_Leaf]:
-        """The leaves fitted to ``target`` (NaN on a row no value reaches) that the
-        library can write:
+    def _leaves(self, target: np.ndarray, rows: _LeafRows, n_terms: int,
+                parent: str | None) -> _Leaves:
+        """The leaves fitted to ``target`` (NaN on a row no value reaches):
 
         - each step of the forward selection's path over the monomials, a sum;
         - each step of its path over the monomials and ``target`` times them, from a
@@ -543,41 +594,72 @@ class LinearCombinations:
           not the ``parent`` of the place, not ``neg``, ``inv`` or ``abs``, which the
           two above cover), u of a sum fitted to u⁻¹(t): ``sqrt(x**2 + y**2)``.
 
-        Each path is taken once for each of ``selections``: over the monomials of one
-        feature, then over all (greedy selection takes ``x*y*z`` first for
+        Each path is taken once for each of the rows' selections: over the monomials of
+        one feature, then over all (greedy selection takes ``x*y*z`` first for
         ``x**2 + y**2 + z**2`` and never recovers). None of them where the target is
         undefined on more than a tenth of the rows.
         """
+        leaves: list[_SumLeaf | _RatioLeaf] = []
+        values_of_leaves: list[np.ndarray] = []  # (L_i, n) each
+        weight = rows.sqrt_w ** 2  # a row of weight k counts as k rows
         for name, values in [(None, target)] + [
                 (u, self._inverse(u, target)) for u in self._wrappers if u != parent]:
             defined = np.isfinite(values)
-            weight = selections[0].sqrt_w ** 2  # a row of weight k counts as k rows
             if weight @ defined < 0.9 * weight.sum():  # the formula cannot reach y on many rows
                 continue
             t = np.where(defined, values, 0.0)
-            wrap = [] if name is None else [self.library.index(name)]
-            for selection in selections:
-                path = selection.path(t, n_terms, defined)
-                for step in path:
-                    leaf = self._sum_prefix([monomials[j] for j in step[0]], step[1])
-                    if leaf is not None:
-                        sum_values = _smooth(selection.B, step)
-                        yield _Leaf(wrap + leaf[0], leaf[1], sum_values if name is None
-                                    else self._apply(wrap[0], sum_values, sum_values))
-                if name is not None or not path:
+            wrap = None if name is None else self.library.index(name)
+            for selection in rows.selections:
+                path, sums = selection.path_and_values(t, n_terms, defined)
+                if not path:
                     continue
-                width = selection.B.shape[1]
+                leaves += [_SumLeaf(wrap, tuple(columns), coef) for columns, coef in path]
                 with np.errstate(all="ignore"):
-                    minus_target = -_smooth(selection.B, path[-1])
-                for columns, coef in selection.path(t, n_terms, defined, minus_target):
-                    numerator = [(j, k) for j, k in zip(columns, coef) if j < width]
-                    denominator = [(j - width, k) for j, k in zip(columns, coef) if j >= width]
-                    leaf = self._rational([(monomials[j], k) for j, k in numerator],
-                                          float(coef[-1]),
-                                          [(monomials[j], k) for j, k in denominator])
-                    if leaf is not None:
-                        yield _Leaf(*leaf, _ratio_values(selection.B, numerator, coef[-1],
-                                                         denominator))
+                    values_of_leaves.append(sums if wrap is None else self._apply(
+                        wrap, sums.ravel(), sums.ravel()).reshape(sums.shape))
+                if wrap is not None:
+                    continue
+                # the denominator's columns are the monomials times the sum's fit of t, not
+                # t: with the noisy target there, t·m for a monomial m that barely varies is
+                # nearly t itself, and the fit t ≈ p0 + a·t·m drives Q = 1 − a·m to zero
+                width = selection.B.shape[1]
+                path, ratios = selection.path_and_values(t, n_terms, defined, -sums[-1])
+                leaves += [_RatioLeaf(
+                    tuple((j, float(k)) for j, k in zip(columns, coef) if j < width),
+                    float(coef[-1]),
+                    tuple((j - width, float(k)) for j, k in zip(columns, coef) if j >= width))
+                    for columns, coef in path]
+                values_of_leaves.append(ratios)
+        return _Leaves(leaves, np.concatenate(values_of_leaves) if leaves
+                       else np.zeros((0, len(target))))
+
+    def _written_leaf(self, leaf: _SumLeaf | _RatioLeaf,
+                      rows: _LeafRows) -> tuple[list[int], list[float]] | None:
+        """The preorder tokens and constants of ``leaf``; None where the library cannot
+        write it, or a constant is not finite."""
+        m = rows.monomials
+        if isinstance(leaf, _RatioLeaf):
+            return self._rational([(m[j], k) for j, k in leaf.numerator], leaf.p0,
+                                  [(m[j], k) for j, k in leaf.denominator])
+        written = self._sum_prefix([m[j] for j in leaf.columns], leaf.coef)
+        if written is None or leaf.wrap is None:
+            return written
+        return [leaf.wrap] + written[0], written[1]
+
+    def _size(self, leaf: _SumLeaf | _RatioLeaf, rows: _LeafRows) -> _Size | None:
+        """What ``leaf`` adds to a formula, from its shape alone (written once, with
+        coefficients of one); None where the library cannot write it."""
+        shape = leaf.shape
+        if shape not in rows.sizes:
+            if isinstance(leaf, _RatioLeaf):
+                unit = _RatioLeaf(tuple((j, 1.0) for j, _ in leaf.numerator), 1.0,
+                                  tuple((j, 1.0) for j, _ in leaf.denominator))
+            else:
+                unit = _SumLeaf(leaf.wrap, leaf.columns, np.ones(len(leaf.coef)))
+            written = self._written_leaf(unit, rows)
+            rows.sizes[shape] = None if written is None else _Size(
+                len(written[0]), node_complexity(written[0], self.library) + len(written[1]))
+        return rows.sizes[shape]
 
     def _apply(self, token: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """The operator ``token``'s value on rows, as a formula's program computes it."""
@@ -637,47 +719,58 @@ class LinearCombinations:
 
     def _best_rewritten(self, source: Expression, rows: _LeafRows, reward: Reward,
                         n_terms: int) -> list[tuple[float, tuple[int, ...], list[float]]]:
-        """The ``INNER_PROPOSALS`` formulas of ``source`` with a leaf inside
-        (:meth:`_with_leaves`) with the best BIC on the leaf's rows, each once."""
-        n_rows = float(rows.sqrt_w @ rows.sqrt_w)
-        best: dict[tuple, tuple[float, list[float]]] = {}
-        for rewritten in self._with_leaves(source, rows, n_terms):
-            with np.errstate(all="ignore"):
-                residual = (rewritten.output - rows.y) * rows.sqrt_w
-                loss = float(residual @ residual) / n_rows
-            if not math.isfinite(loss):
-                continue
-            key = tuple(rewritten.prefix)  # one tree, one preorder: the formula's key
-            complexity = node_complexity(key, self.library) + len(rewritten.constants)
-            bic = _leaf_bic(loss, complexity, reward)
-            if bic < best.get(key, (math.inf,))[0]:
-                best[key] = (bic, rewritten.constants)
-        closest = sorted(best.items(), key=lambda item: item[1][0])[:INNER_PROPOSALS]
-        return [(bic, prefix, constants) for prefix, (bic, constants) in closest]
+        """The ``INNER_PROPOSALS`` formulas of ``source`` with a leaf of the rows' monomials
+        (:meth:`_leaves`) in place of one of its invertible sub-trees, with the best BIC
+        on the leaf's rows, each once.
 
-    def _with_leaves(self, source: Expression, rows: _LeafRows,
-                     n_terms: int) -> Iterator[_Rewritten]:
-        """``source`` with a leaf of ``monomials`` (:meth:`_leaves`) in place of each of its
-        invertible sub-trees in turn, fitted to the values it must take there."""
+        Each leaf is fitted to the values its place must take, and its values are carried
+        back up the path to the formula's output (nothing is compiled); its complexity
+        comes from its shape (:meth:`_size`). Only the best are written as tokens: a
+        formula written twice (one tree, one preorder) is kept at its best BIC."""
         lib, arity = self.library, self.library.arity_by_id
         names = [t.name for t in lib.tokens]
         prefix, constants = source.prefix(), list(source.prefix_constants())
-        places = self._subtrees_of(source)
-        values = [Expression.from_prefix(p.prefix, lib, p.constants).evaluate(rows.X)
-                  for p in places]
-        for place in places[1:]:
+        with np.errstate(all="ignore"):
+            values = source.node_values(rows.X)[source.preorder()]  # (n_nodes, n), preorder
+        whole = node_complexity(prefix, lib) + len(constants)
+        n_rows = float(rows.sqrt_w @ rows.sqrt_w)
+        ranked: list[tuple[float, _Place, _SumLeaf | _RatioLeaf]] = []
+        for place in self._subtrees_of(source)[1:]:
             if not invertible(names, prefix, arity, place.start):
                 continue
             steps = path_steps(prefix, arity, values, place.start)
             target = subtree_target(steps, names, rows.y)
-            for leaf in self._leaves(target, rows.monomials, rows.selections, n_terms,
-                                     names[steps[-1].token]):
-                tokens = prefix[:place.start] + leaf.prefix + prefix[place.end:]
-                if len(tokens) <= self.max_length:
-                    with np.errstate(all="ignore"):
-                        output = output_through(steps, leaf.values, self._apply)
-                    yield _Rewritten(tokens, constants[:place.first_constant] + leaf.constants
-                                     + constants[place.end_constant:], output)
+            rest = whole - node_complexity(place.prefix, lib) - len(place.constants)
+            room = self.max_length - len(prefix) + len(place.prefix)
+            leaves = self._leaves(target, rows, n_terms, names[steps[-1].token])
+            L = len(leaves.leaves)
+            if not L:
+                continue
+            # all the place's leaves carried up the path at once: their rows one after
+            # another, the branches held beside repeated for each
+            held = [PathStep(s.token, s.child, None if s.other is None else np.tile(s.other, L))
+                    for s in steps]
+            with np.errstate(all="ignore"):
+                output = output_through(held, leaves.values.ravel(), self._apply)
+                residual = (output.reshape(L, -1) - rows.y) * rows.sqrt_w  # (L, n)
+                losses = np.einsum("ij,ij->i", residual, residual) / n_rows
+            for leaf, loss in zip(leaves.leaves, losses.tolist()):
+                size = self._size(leaf, rows)
+                if size is not None and size.length <= room and math.isfinite(loss):
+                    ranked.append((_leaf_bic(loss, rest + size.complexity, reward), place, leaf))
+        ranked.sort(key=lambda entry: entry[0])
+        best: dict[tuple[int, ...], tuple[float, list[float]]] = {}
+        for bic, place, leaf in ranked:
+            written = self._written_leaf(leaf, rows)
+            if written is None:
+                continue
+            key = tuple(prefix[:place.start] + written[0] + prefix[place.end:])
+            if key not in best:
+                best[key] = (bic, constants[:place.first_constant] + written[1]
+                             + constants[place.end_constant:])
+                if len(best) == INNER_PROPOSALS:
+                    break
+        return [(bic, key, written) for key, (bic, written) in best.items()]
 
     def _monomial_terms(self, X: np.ndarray) -> tuple[list[Term], int]:
         """The monomials ∏ x_j^e_j of an inner leaf's basis on the rows ``X`` (see the
@@ -720,25 +813,6 @@ def warm_up() -> None:
     selection.path(x ** 3, 2, defined, -x)
     library = Library(1)
     LinearCombinations(library, 8)._apply(library.index("add"), x, x)
-
-
-def _smooth(B: np.ndarray, step: tuple[list[int], np.ndarray]) -> np.ndarray:
-    """The values of a step of a forward selection's path over the columns of ``B``: the
-    target without its noise, for the denominator's columns of a ratio of sums. With the
-    noisy target there, t·m for a monomial m that barely varies is nearly t itself, and
-    the fit t ≈ p0 + a·t·m drives Q = 1 − a·m to zero on every row."""
-    columns, coef = step
-    return B[:, columns] @ coef[:-1] + coef[-1]
-
-
-def _ratio_values(B: np.ndarray, numerator: list[tuple[int, float]], p0: float,
-                  denominator: list[tuple[int, float]]) -> np.ndarray:
-    """P / Q on the rows of ``B``: P = p0 + Σ p_i·B_i and Q = 1 + Σ q_j·B_j, for the
-    (column, coefficient) pairs of ``numerator`` and ``denominator``."""
-    with np.errstate(all="ignore"):
-        P = sum((k * B[:, j] for j, k in numerator), np.full(len(B), float(p0)))
-        Q = sum((k * B[:, j] for j, k in denominator), np.ones(len(B)))
-        return P / Q
 
 
 def _leaf_bic(mean_square: float, complexity: int, reward: Reward) -> float:
