@@ -50,6 +50,22 @@ def test_an_exponent_that_rounds_to_an_integer_is_that_integer():
     found = sympy.sin(sympy.Float(0.94081) * x ** sympy.Float(1.00002)) ** sympy.Float(0.99999)
     assert str(round_floats(found, 4)) == "sin(0.9408*x)"
     assert str(round_floats(x ** sympy.Float(1.5004), 4)) == "x**1.5"  # not an integer: stays
+    assert str(round_floats(x ** sympy.Float(-12.00004), 4)) == "x**(-12)"
+
+
+def test_a_large_exponent_that_rounds_to_an_integer_stays_a_float():
+    # A fit found on Feynman II.35.21 with units (seed 0, γ = 0.1): 18633.1 to four digits
+    # is 18630, and as that integer the outer tanh's assumptions expanded x0**18630: the
+    # fit's report never returned.
+    from cadsr_sklearn.expressions.notation import round_floats
+
+    x0 = sympy.Symbol("x0")
+    inner = sympy.exp(x0 ** sympy.Float(18633.101448565885))
+    found = sympy.tanh(x0 - sympy.Float(0.00693203865) * sympy.tanh(
+        (sympy.Float(1.4923237) * x0 ** sympy.Float(1.17720304)) - inner))
+    assert round_floats(x0 ** sympy.Float(13.00001), 4).exp.is_Float
+    assert str(round_floats(found, 4)) == (
+        "tanh(x0 - 0.006932*tanh(1.492*x0**1.177 - exp(x0**1.863e+4)))")
 
 
 def test_four_digits_when_they_are_enough_and_none_without_floats():

@@ -36,6 +36,12 @@ DISPLAY_DIGITS = 4
 
 _MAX_DIGITS = 17  # float64's round-trip precision: always faithful
 
+# The largest exponent written as an integer (Lennard-Jones' 12). A larger one stays a
+# float: 18633.1 to four digits is 18630, not an integer law, and rebuilding a function
+# around ``x**18630`` sends SymPy's assumptions into expanding that power (a report that
+# never returned); the cost grows steeply from about 16 on.
+_INTEGER_EXPONENT_MAX = 12
+
 
 def r2_from_loss(loss, y_variance: float):
     """Training R² shown beside a formula, ``1 − loss / Var(y)`` (NaN when y is constant).
@@ -80,11 +86,13 @@ def round_floats(expr: sympy.Expr, digits: int) -> sympy.Expr:
 
     Each float becomes the decimal number it is shown as, so what the rounded
     form evaluates to is what a reader of it computes. An exponent that rounds to
-    an integer is that integer: ``x`` rather than ``x**1.0``.
+    a small integer (at most 12 in size) is that integer: ``x`` rather than
+    ``x**1.0``.
     """
     rounded = expr.xreplace({f: rounded_float(f, digits) for f in expr.atoms(sympy.Float)})
     return rounded.replace(
-        lambda e: e.is_Pow and e.exp.is_Float and float(e.exp).is_integer(),
+        lambda e: e.is_Pow and e.exp.is_Float and float(e.exp).is_integer()
+        and abs(float(e.exp)) <= _INTEGER_EXPONENT_MAX,
         lambda e: e.base ** int(e.exp))
 
 
