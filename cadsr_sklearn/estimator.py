@@ -354,7 +354,12 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
     migration_every : int, default=10
         M, the epochs each island runs between two exchanges: its best formulas
         join the hall of fame of all, and the best of all replace the weakest of
-        its replay buffer.
+        its replay buffer (at most ``migrant_share`` of it).
+    migrant_share : float in [0, 1], default=0.5
+        The share of each island's replay buffer (its weaker part) that the best
+        formulas of all may take at an exchange (PySR's ``fraction_replaced``).
+        0 (or a share too small for one place): none travel; the islands search
+        independently, and the head joins their fronts and keeps the best of all.
     island_params : list of dict or None, default=None
         What each island sets for itself, where it differs from the values
         above (uDSR's portfolio): island i takes entry ``i % len(island_params)``,
@@ -556,7 +561,8 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         # the answer
         prune=True, snap_constants=True, model_selection="criterion", simplify=True,
         # running
-        device="auto", n_jobs=None, n_islands=1, migration_every=10, island_params=None,
+        device="auto", n_jobs=None, n_islands=1, migration_every=10, migrant_share=0.5,
+        island_params=None,
         scheduler=None, random_state=None, verbose=0, warm_start=False,
         checkpoint=None, checkpoint_every=60.0, keep_candidates=False,
     ):
@@ -589,6 +595,7 @@ class CADSRRegressor(FittedModelMixin, FittedDisplay, RegressorMixin, BaseEstima
         self.model_selection, self.simplify = model_selection, simplify
         self.device, self.n_jobs, self.random_state = device, n_jobs, random_state
         self.n_islands, self.migration_every = n_islands, migration_every
+        self.migrant_share = migrant_share
         self.island_params, self.scheduler = island_params, scheduler
         self.verbose, self.warm_start, self.checkpoint = verbose, warm_start, checkpoint
         self.checkpoint_every, self.keep_candidates = checkpoint_every, keep_candidates

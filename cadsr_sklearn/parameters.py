@@ -101,6 +101,7 @@ PARAMETER_CONSTRAINTS: dict = {
     ],
     "n_islands": [Interval(Integral, 1, None, closed="left")],
     "migration_every": [Interval(Integral, 1, None, closed="left")],
+    "migrant_share": [Interval(Real, 0, 1, closed="both")],
     "island_params": [list, tuple, None],
     "scheduler": [str, None],
     "random_state": ["random_state"],

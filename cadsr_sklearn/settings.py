@@ -165,6 +165,7 @@ class IslandSettings:
 
     n_islands: int  # k searches, each with its own policy, replay buffer and seeds
     migration_every: int  # M, epochs between two exchanges of elites
+    migrant_share: float  # of each island's replay buffer the elites may take; 0: none travel
     scheduler: Any  # a Dask scheduler's address or Client, or None (a local cluster)
     # what each island sets for itself (island i: entry i % len), None: the estimator's values
     island_params: Sequence[Mapping[str, Any]] | None

@@ -124,14 +124,14 @@ def test_migrants_replace_the_weaker_half_of_the_replay_buffer_and_raise_tau_sta
     own = [_candidate(f"own{i}", -i) for i in range(4)]  # rewards 0, -1, -2, -3
     island = _Island(list(own), n_top=4)
     welcome(island, [_candidate("m1", 5, complexity=4), _candidate("m2", -0.5),
-                     _candidate("m3", -0.7), _candidate("own0", 0)])
+                     _candidate("m3", -0.7), _candidate("own0", 0)], 0.5)
     keys = [c.expression.key for c in island.state.replay]
     assert keys == ["m1", "own0", "m2", "own1"]  # the weaker half, own2 and own3, lose
     assert island.state.best.expression.key == "m1"
     assert island.state.hall_of_fame.by_complexity[4].expression.key == "m1"
     # migrants better than all its own take the weaker half, never the stronger
     island = _Island(list(own), n_top=4)
-    welcome(island, [_candidate(f"m{i}", 10 - i) for i in range(4)])
+    welcome(island, [_candidate(f"m{i}", 10 - i) for i in range(4)], 0.5)
     assert [c.expression.key for c in island.state.replay] == ["m0", "m1", "own0", "own1"]
 
 
@@ -173,6 +173,43 @@ def test_islands_exchange_their_best(cluster):
         c.expression.key for c in second.state.replay}
     assert saved.search.state.best.criterion == max(
         first.state.best.criterion, second.state.best.criterion)
+
+
+def test_with_no_migrant_share_each_island_searches_alone(cluster):
+    X, y = _data()
+    fits = {share: CADSRRegressor(n_epochs=4, scheduler=cluster.scheduler_address,
+                                  migrant_share=share, **dict(ISLANDS, migration_every=2)
+                                  ).fit(X, y) for share in (0, 0.5)}
+    one = CADSRRegressor(n_epochs=4, **TINY_MODEL).fit(X, y)
+
+    def column(model, name, island):
+        return [r[name] for r in model.history_ if r["island"] == island]
+
+    # island 0 is seeded as one search is: with nothing welcomed, it is that search
+    for name in ("best_reward", "batch_mean_reward", "n_unique"):
+        assert column(fits[0], name, 0) == [r[name] for r in one.history_]
+    # island 1 holds island 0's best after the first exchange only where migrants travel
+    shared, alone = column(fits[0.5], "best_reward", 1), column(fits[0], "best_reward", 1)
+    assert shared[2] == column(fits[0.5], "best_reward", 0)[1] > alone[2]
+
+
+def test_migrants_take_at_most_their_share_of_the_replay_buffer():
+    own = [_candidate(f"own{i}", -i) for i in range(4)]
+    migrants = [_candidate(f"m{i}", 10 - i, complexity=5) for i in range(4)]
+    island = _Island(list(own), n_top=4)
+    welcome(island, migrants, 0.25)
+    assert [c.expression.key for c in island.state.replay] == ["m0", "own0", "own1", "own2"]
+    # a buffer not yet full has room, which the share still bounds
+    island = _Island(own[:1], n_top=4)
+    welcome(island, migrants, 0.25)
+    assert [c.expression.key for c in island.state.replay] == ["m0", "own0"]
+    # no share, or one too small for a place: nothing is welcomed, τ* and the front included
+    for share in (0, 0.2):
+        island = _Island(own[:1], n_top=4)
+        welcome(island, migrants, share)
+        assert [c.expression.key for c in island.state.replay] == ["own0"]
+        assert island.state.best.expression.key == "own0"
+        assert not island.state.hall_of_fame.by_complexity
 
 
 def test_a_portfolio_runs_each_island_with_its_own_loop(cluster):
@@ -253,15 +290,19 @@ def test_a_large_table_goes_to_the_workers_without_a_word_from_dask(cluster):
     assert {r["island"] for r in model.history_} == {0, 1}
 
 
-def test_a_warm_start_takes_a_new_migration_interval_and_new_data_to_every_island(cluster):
+def test_a_warm_start_takes_new_migration_settings_and_new_data_to_every_island(cluster):
     X, y = _data()
     model = CADSRRegressor(n_epochs=3, warm_start=True, scheduler=cluster.scheduler_address,
                            **ISLANDS).fit(X, y)
     model.set_params(n_epochs=4, migration_every=2).fit(X, y)  # 4 more epochs each
     assert [(r["island"], r["epoch"]) for r in model.history_[6:]] == [
         (0, 3), (0, 4), (1, 3), (1, 4), (0, 5), (0, 6), (1, 5), (1, 6)]
-    model.fit(X, 3 * y)  # new data: every island scores on it from now on
+    model.set_params(migrant_share=0).fit(X, y)
     saved = checkpoint.loads(model.search_state_, model.device_).search
+    assert saved.archipelago.migrant_share == 0 and not saved.archipelago.migrants
+    model.set_params(migrant_share=0.5).fit(X, 3 * y)  # new data: every island scores on it
+    saved = checkpoint.loads(model.search_state_, model.device_).search
+    assert saved.archipelago.migrants  # the elites on their way to the next round
     assert [island.y_variance for island in saved.archipelago.islands] == [
         pytest.approx(np.var(3 * y))] * 2
     assert model.score(X, 3 * y) > 0.9

@@ -12,8 +12,9 @@ Dask worker of its own between rounds. Only elites travel. A round:
 3. the head joins them (:func:`run_islands`): the hall of fame of all, τ* (the highest
    criterion of all), and the elites, the best αB/100 distinct formulas by reward;
 4. each island receives the elites it does not hold: they join its hall of fame and
-   replace the weaker half of its replay buffer, so that its next update is
-   teacher-forced on them as on its own replay (PySR's migration, :func:`welcome`).
+   replace at most ``migrant_share`` (half) of its replay buffer, the weaker part, so that
+   its next update is teacher-forced on them as on its own replay (PySR's migration,
+   :func:`welcome`).
 
 The rounds are synchronous, at epoch boundaries, so that the same ``random_state`` and
 number of islands give the same formula whatever the timing, on an epoch budget. The head
@@ -51,11 +52,6 @@ __all__ = ["Archipelago", "IslandWorkers", "RoundReport", "build_archipelago", "
            "island_settings", "islands_loop", "run_islands", "scored_candidates", "welcome",
            "elites_of", "close_local_clusters"]
 
-#: The share of an island's replay buffer that migrants may replace each round (its
-#: weaker half): enough that the best of all trains every policy, not so much that the
-#: islands' own searches, and with them their diversity, are washed out.
-MIGRANT_SHARE = 0.5
-
 #: The Dask settings of the workers of a local cluster (and advised for a cluster of your
 #: own): no statistical profiler, which samples the running task's stack a hundred times a
 #: second and made an island's epochs 35-45 % slower than the same epochs of one search.
@@ -89,6 +85,7 @@ class Archipelago:
 
     islands: list  # of Search
     migration_every: int  # M
+    migrant_share: float = 0.5  # a checkpoint written before the share was a setting had it
     lost: list[int] = field(default_factory=list)
     stops: dict[int, str] = field(default_factory=dict)  # this call's, of islands that stopped
     evaluations: dict[int, int] = field(default_factory=dict)  # each island's, every call
@@ -126,6 +123,9 @@ class Archipelago:
         for index, island in enumerate(self.islands):
             island.resume(island_settings(settings, len(self.islands), index))
         self.migration_every = settings.islands.migration_every
+        self.migrant_share = settings.islands.migrant_share
+        if self.migrant_share == 0:
+            self.migrants.clear()
         self.stops.clear()
 
     def adopt_data(self, scoring_of: Callable, settings) -> None:
@@ -157,7 +157,7 @@ class RoundReport:
     """What an island sends the head after a round: all that travels back."""
 
     records: list[EpochRecord]  # the round's epochs
-    elites: list[Candidate]  # its replay buffer: the best αB/100 by reward
+    elites: list[Candidate]  # its replay buffer, the best αB/100 by reward (none: share 0)
     front: list[Candidate]  # its hall of fame, one formula per complexity
     best: Candidate | None  # its τ*
     n_evaluations: int  # formulas it scored, over every call
@@ -180,14 +180,14 @@ def _settle(key: str, search) -> None:
     _ISLANDS[key] = search
 
 
-def _round(key: str, migrants: list[Candidate], epochs: int,
+def _round(key: str, migrants: list[Candidate], share: float, epochs: int,
            seconds_left: float | None) -> RoundReport:
-    """Island ``key``'s round: the ``migrants`` welcomed, then up to ``epochs`` epochs
-    within ``seconds_left`` (None: no clock)."""
+    """Island ``key``'s round: the ``migrants`` welcomed into at most ``share`` of its
+    replay buffer, then up to ``epochs`` epochs within ``seconds_left`` (None: no clock)."""
     from .devices import blas_threads, older_objects_frozen, torch_threads
 
     search = _ISLANDS[key]
-    welcome(search, migrants)
+    welcome(search, migrants, share)
     state, config = search.state, search.config
     first = len(state.history)
     search.config = replace(
@@ -202,7 +202,8 @@ def _round(key: str, migrants: list[Candidate], epochs: int,
     stop = result.stop_reason
     if stop == "n_epochs" and state.call.epochs < config.n_epochs:
         stop = ""  # the round's end, not the island's
-    return RoundReport(records=state.history[first:], elites=list(state.replay),
+    return RoundReport(records=state.history[first:],
+                       elites=list(state.replay) if share > 0 else [],  # none travel
                        front=list(state.hall_of_fame.by_complexity.values()),
                        best=state.best, n_evaluations=state.n_evaluations,
                        epochs=state.call.epochs, stop=stop)
@@ -233,26 +234,42 @@ def _leave(key: str) -> None:
     _INTERRUPTED.discard(key)
 
 
-def welcome(search, migrants: list[Candidate]) -> None:
-    """Migrants join ``search``: its hall of fame (and τ* where one is better), and the
-    weaker :data:`MIGRANT_SHARE` of its replay buffer, those it does not hold already."""
-    state = search.state
+def _migrant_slots(share: float, n_top: int) -> int:
+    """The places of a replay buffer of ``n_top`` that migrants may take: ``share`` of it,
+    rounded down (the epsilon keeps 0.29 · 100 from rounding down to 28)."""
+    return math.floor(share * n_top + 1e-9)
+
+
+def welcome(search, migrants: list[Candidate], share: float) -> None:
+    """Migrants join ``search``: its hall of fame (and τ* where one is better), and at most
+    ``share`` of its replay buffer (``migrant_share``), its weaker part, those it does not
+    hold already. A share that leaves no place welcomes none."""
+    state, n_top = search.state, search.config.n_top
+    slots = _migrant_slots(share, n_top)
     held = {c.expression.key for c in state.replay}
     newcomers = [c for c in migrants if c.expression.key not in held]
-    if not newcomers:
+    if not newcomers or slots == 0:
         return
     state.hall_of_fame.update(newcomers)
     leader = max(newcomers, key=lambda c: c.criterion)
     if math.isfinite(leader.criterion) and (state.best is None
                                             or leader.criterion > state.best.criterion):
         state.best = leader
-    n_top = search.config.n_top
     # the island's stronger part is its own; the rest goes to the best of its weaker
-    # part and the newcomers
-    own = state.replay[:n_top - int(MIGRANT_SHARE * n_top)]
+    # part and the newcomers, at most ``slots`` of them (a buffer not yet full has room)
+    own = state.replay[:n_top - slots]
     contested = state.replay[len(own):] + newcomers
     order = np.argsort([-c.reward for c in contested], kind="stable")
-    joined = own + [contested[i] for i in order[:n_top - len(own)]]
+    newcomer = [i >= len(contested) - len(newcomers) for i in range(len(contested))]
+    joined, arrived = list(own), 0
+    for i in order:
+        if len(joined) == n_top:
+            break
+        if newcomer[i]:
+            if arrived == slots:
+                continue
+            arrived += 1
+        joined.append(contested[i])
     order = np.argsort([-c.reward for c in joined], kind="stable")
     state.replay = [joined[i] for i in order]  # by reward, as the loop keeps it
 
@@ -284,7 +301,8 @@ def build_archipelago(new_search: Callable, settings, seeds: tuple[int, int]
         return None
     return Archipelago([new_search(island_seeds(*seeds, i),
                                    island_settings(settings, n_islands, i))
-                        for i in range(n_islands)], settings.islands.migration_every)
+                        for i in range(n_islands)], settings.islands.migration_every,
+                       settings.islands.migrant_share)
 
 
 @contextmanager
@@ -368,8 +386,10 @@ def run_islands(search, workers: "IslandWorkers",
 
 def _next_migrants(archipelago: Archipelago, reports: dict[int, RoundReport]) -> None:
     """The elites of a round (none sent: those of the last) to each live island with its
-    next, as many as its replay buffer holds."""
-    if reports:
+    next, as many as its replay buffer holds; none where ``migrant_share`` is 0."""
+    if archipelago.migrant_share == 0:
+        archipelago.migrants = {}  # none travel, those of an earlier setting neither
+    elif reports:
         archipelago.migrants = {i: elites_of(reports, archipelago.islands[i].config.n_top)
                                 for i in archipelago.live}
 
@@ -520,6 +540,7 @@ class IslandWorkers:
         """One round of every live island that has budget left; islands whose worker died
         are reported and dropped."""
         self._rounds = {i: self._submit(i, _round, self._key(i), migrants.get(i, []),
+                                        archipelago.migrant_share,
                                         archipelago.migration_every, seconds_left)
                         for i in archipelago.running}
         reports = self._wait(archipelago, self._rounds)
